@@ -1,0 +1,47 @@
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+/// Why a session was closed. Skill evolution reacts to every reason alike.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SessionEndReason {
+    /// The client sent `X-Session-Done` (or `session_done` in the body).
+    Explicit,
+    /// No request for `session.idle_timeout` seconds.
+    IdleTimeout,
+    /// A header-less client started over with fewer messages than before.
+    CountDrop,
+    /// The daemon is shutting down.
+    Shutdown,
+}
+
+impl SessionEndReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Explicit => "explicit",
+            Self::IdleTimeout => "idle_timeout",
+            Self::CountDrop => "count_drop",
+            Self::Shutdown => "shutdown",
+        }
+    }
+}
+
+/// Things that happened inside the core, broadcast to whoever listens (store, evolver, tray).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Event {
+    SessionStarted {
+        session_id: String,
+        at: DateTime<Utc>,
+    },
+    SessionEnded {
+        session_id: String,
+        reason: SessionEndReason,
+        turns: u64,
+        at: DateTime<Utc>,
+    },
+    TurnCompleted {
+        session_id: String,
+        turn_id: String,
+    },
+}
