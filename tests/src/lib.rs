@@ -1,1 +1,3 @@
+//! Test support for MetaClaw: the mock upstream LLM (library + `mock-upstream` bin).
 
+pub mod mock_upstream;

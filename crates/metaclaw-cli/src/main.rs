@@ -1,1 +1,40 @@
-fn main() {}
+//! `metaclaw`: the headless daemon and its command line.
+
+mod cli;
+mod config_cmd;
+mod daemon;
+mod output;
+mod presets;
+mod setup;
+mod status;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+use metaclaw_config::Home;
+
+use crate::cli::{Cli, Command, ConfigArgs};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let home = match Home::from_env() {
+        Ok(h) => h,
+        Err(e) => return output::fail(&format!("cannot find the MetaClaw home directory: {e}")),
+    };
+    let result = match cli.command {
+        Command::Setup(args) => setup::run(&home, args),
+        Command::Start(args) if args.foreground => daemon::run_foreground(&home, &args),
+        Command::Start(args) => daemon::start_detached(&home, &args),
+        Command::Stop => daemon::stop(&home),
+        Command::Status(args) => status::run(&home, &args),
+        Command::Config(ConfigArgs { key, value }) => config_cmd::run(&home, key, value),
+        Command::Version => {
+            output::say(&format!("metaclaw {}", env!("CARGO_PKG_VERSION")));
+            Ok(())
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => output::fail(&format!("{e:#}")),
+    }
+}

@@ -1,1 +1,26 @@
-pub fn placeholder() {}
+//! MetaClaw configuration: the home directory layout, `config.yaml` loading
+//! with upstream-compatible validation and warnings, and `config KEY VALUE` edits.
+
+mod choices;
+mod config;
+mod document;
+mod error;
+mod file;
+mod home;
+mod keys;
+mod mask;
+mod validation;
+mod warning;
+
+pub use choices::{ClawType, LlmProvider, Mode, RetrievalMode};
+pub use config::{
+    Config, DEFAULT_SERVED_MODEL, DEFAULT_SKILLS_DIR, LlmConfig, OpdConfig, ProxyConfig,
+    RecordsConfig, RlConfig, SchedulerConfig, SessionConfig, SkillsConfig,
+};
+pub use document::Document;
+pub use error::ConfigError;
+pub use file::{LoadedConfig, load, load_str, save, set_and_save};
+pub use home::Home;
+pub use mask::masked;
+pub use validation::validate;
+pub use warning::ConfigWarning;

@@ -1,1 +1,10 @@
-pub fn placeholder() {}
+//! Assembles a running MetaClaw: store, proxy, events and background tasks. The headless
+//! daemon (`metaclaw start`) and the tray app both run exactly this.
+
+mod error;
+mod health;
+mod recording;
+mod runtime;
+
+pub use error::CoreError;
+pub use runtime::{CoreOptions, RunningCore, start};

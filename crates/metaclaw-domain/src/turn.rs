@@ -45,6 +45,8 @@ pub enum SessionSource {
     Header,
     Body,
     PromptCacheKey,
+    /// OpenClaw's `Runtime: … sessionId=<uuid>` line.
+    AgentRuntime,
     Heuristic,
 }
 
@@ -54,6 +56,7 @@ impl SessionSource {
             Self::Header => "header",
             Self::Body => "body",
             Self::PromptCacheKey => "prompt_cache_key",
+            Self::AgentRuntime => "agent_runtime",
             Self::Heuristic => "heuristic",
         }
     }

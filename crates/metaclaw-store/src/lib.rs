@@ -1,1 +1,30 @@
-pub fn placeholder() {}
+//! MetaClaw's turn log in SQLite.
+//!
+//! * [`Store::open`] migrates the database and starts one background writer thread.
+//! * [`Recorder`]s (from [`Store::recorder`]) queue turns and session events without
+//!   blocking; the writer group-commits them, normally within milliseconds and in any case
+//!   within 1 s. WAL with `synchronous=NORMAL`: a committed turn survives `kill -9`.
+//! * System prompts and tool lists are content-addressed in `blobs` and reinflated on read.
+//! * [`Store::prune`] implements retention; [`Store::open_read_only`] serves the CLI while
+//!   the daemon runs.
+
+mod blob;
+mod connection;
+mod enums;
+mod error;
+mod migrations;
+mod recorder;
+mod retention;
+mod sessions;
+mod store;
+mod timestamp;
+mod turns;
+mod writer;
+
+pub use error::{Result, StoreError};
+pub use migrations::SCHEMA_VERSION;
+pub use recorder::Recorder;
+pub use retention::PruneReport;
+pub use sessions::SessionRow;
+pub use store::Store;
+pub use turns::TurnRow;

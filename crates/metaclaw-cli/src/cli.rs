@@ -1,0 +1,91 @@
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// MetaClaw: a local proxy that makes your AI agent learn from its own conversations.
+#[derive(Debug, Parser)]
+#[command(name = "metaclaw", version, about)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Create or update ~/.metaclaw/config.yaml (interactive, or with flags).
+    Setup(SetupArgs),
+    /// Start the proxy (detached unless --foreground).
+    Start(StartArgs),
+    /// Stop the running daemon.
+    Stop,
+    /// Show whether the daemon runs, its mode, uptime, upstream and today's turns.
+    Status(StatusArgs),
+    /// `config show`, `config KEY`, or `config KEY VALUE`.
+    Config(ConfigArgs),
+    /// Print the version.
+    Version,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+#[value(rename_all = "snake_case")]
+pub enum ModeArg {
+    SkillsOnly,
+    Rl,
+    Auto,
+}
+
+impl ModeArg {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::SkillsOnly => "skills_only",
+            Self::Rl => "rl",
+            Self::Auto => "auto",
+        }
+    }
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct StartArgs {
+    /// Override `mode` for this run only.
+    #[arg(long, value_enum)]
+    pub mode: Option<ModeArg>,
+    /// Override `proxy.port` for this run only.
+    #[arg(long)]
+    pub port: Option<u16>,
+    /// Run in this terminal instead of detaching.
+    #[arg(long)]
+    pub foreground: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    /// Print machine-readable JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ConfigArgs {
+    /// `show`, or a dotted key such as `proxy.port`.
+    pub key: String,
+    /// New value for KEY.
+    pub value: Option<String>,
+}
+
+#[derive(Debug, Args, Default)]
+pub struct SetupArgs {
+    /// Never prompt; take everything from flags and defaults.
+    #[arg(long)]
+    pub non_interactive: bool,
+    /// Provider preset: kimi, qwen, openai, openrouter, anthropic or custom.
+    #[arg(long)]
+    pub provider: Option<String>,
+    #[arg(long)]
+    pub api_base: Option<String>,
+    #[arg(long)]
+    pub api_key: Option<String>,
+    #[arg(long)]
+    pub model: Option<String>,
+    #[arg(long, value_enum)]
+    pub mode: Option<ModeArg>,
+    #[arg(long)]
+    pub port: Option<u16>,
+}

@@ -1,0 +1,265 @@
+//! Running the core: in the foreground, detached, and stopping it again.
+//!
+//! One daemon per home directory: the running daemon holds an exclusive lock on
+//! `daemon.lock` and describes itself in `daemon.json`.
+
+use std::fs::{File, OpenOptions};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use chrono::{DateTime, Utc};
+use metaclaw_config::Home;
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+use serde::{Deserialize, Serialize};
+
+use crate::cli::StartArgs;
+use crate::output::{say, warn};
+
+/// Contents of `daemon.json` while a daemon runs.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct DaemonState {
+    pub pid: u32,
+    pub host: String,
+    pub port: u16,
+    pub mode: String,
+    pub started_at: DateTime<Utc>,
+    pub version: String,
+}
+
+pub fn read_state(home: &Home) -> Option<DaemonState> {
+    let text = std::fs::read_to_string(home.state_path()).ok()?;
+    serde_json::from_str(&text).ok()
+}
+
+/// True while some process holds the home's daemon lock.
+pub fn is_running(home: &Home) -> bool {
+    let Ok(file) = OpenOptions::new().create(true).truncate(false).write(true).open(home.lock_path()) else {
+        return false;
+    };
+    match file.try_lock() {
+        Ok(()) => {
+            let _ = file.unlock();
+            false
+        }
+        Err(_) => true,
+    }
+}
+
+fn acquire_lock(home: &Home) -> Result<File> {
+    let file = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(home.lock_path())
+        .with_context(|| format!("could not open {}", home.lock_path().display()))?;
+    if file.try_lock().is_err() {
+        let who = read_state(home).map(|s| format!(" (pid {}, port {})", s.pid, s.port)).unwrap_or_default();
+        bail!(
+            "MetaClaw is already running on {}{who}; stop it with `metaclaw stop` (the tray app and the daemon cannot share a home directory)",
+            home.root().display()
+        );
+    }
+    Ok(file)
+}
+
+fn load_config(home: &Home, args: &StartArgs) -> Result<metaclaw_config::Config> {
+    let loaded = metaclaw_config::load(&home.config_path())?;
+    for w in &loaded.warnings {
+        warn(&w.to_string());
+    }
+    let mut config = loaded.config;
+    if let Some(mode) = args.mode {
+        config.mode = serde_json::from_value(serde_json::json!(mode.as_str()))?;
+    }
+    if let Some(port) = args.port {
+        config.proxy.port = port;
+    }
+    Ok(config)
+}
+
+pub fn run_foreground(home: &Home, args: &StartArgs) -> Result<()> {
+    init_tracing();
+    home.ensure()?;
+    let config = load_config(home, args)?;
+    let _lock = acquire_lock(home)?;
+    if config.mode != metaclaw_config::Mode::SkillsOnly {
+        tracing::warn!("RL training is not available in this build yet; serving in skills_only fashion");
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("could not start the async runtime")?;
+    runtime.block_on(async {
+        let mode = serde_json::to_value(config.mode)?.as_str().unwrap_or_default().to_owned();
+        let host = config.proxy.host.clone();
+        let core = metaclaw_core::start(metaclaw_core::CoreOptions::new(home.clone(), config)).await?;
+        let state = DaemonState {
+            pid: std::process::id(),
+            host,
+            port: core.addr().port(),
+            mode,
+            started_at: Utc::now(),
+            version: env!("CARGO_PKG_VERSION").to_owned(),
+        };
+        write_state(home, &state)?;
+        let token = core.shutdown_token();
+        tokio::spawn(async move {
+            wait_for_signal().await;
+            tracing::info!("shutting down");
+            token.cancel();
+        });
+        let result = core.wait().await;
+        let _ = std::fs::remove_file(home.state_path());
+        result.map_err(anyhow::Error::from)
+    })
+}
+
+fn write_state(home: &Home, state: &DaemonState) -> Result<()> {
+    let path = home.state_path();
+    let tmp = path.with_extension("json.tmp");
+    std::fs::write(&tmp, serde_json::to_vec_pretty(state)?)?;
+    std::fs::rename(&tmp, &path)?;
+    Ok(())
+}
+
+async fn wait_for_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut term), Ok(mut int)) = (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) else {
+        std::future::pending::<()>().await;
+        return;
+    };
+    tokio::select! {
+        _ = term.recv() => {}
+        _ = int.recv() => {}
+    }
+}
+
+fn init_tracing() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("METACLAW_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
+}
+
+pub fn start_detached(home: &Home, args: &StartArgs) -> Result<()> {
+    home.ensure()?;
+    if is_running(home) {
+        let s = read_state(home);
+        let at = s.map(|s| format!(" (pid {}, http://{}:{}/v1)", s.pid, s.host, s.port)).unwrap_or_default();
+        say(&format!("MetaClaw is already running{at}."));
+        return Ok(());
+    }
+    // Fail fast on a broken config instead of in the detached child's log.
+    let config = load_config(home, args)?;
+    let log_path = home.log_path();
+    let log = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&log_path)
+        .with_context(|| format!("could not open the log file {}", log_path.display()))?;
+    let log_start = log.metadata().map(|m| m.len()).unwrap_or(0);
+    let exe = std::env::current_exe().context("cannot find the metaclaw executable")?;
+    let mut cmd = Command::new(exe);
+    cmd.arg("start").arg("--foreground");
+    if let Some(mode) = args.mode {
+        cmd.args(["--mode", mode.as_str()]);
+    }
+    if let Some(port) = args.port {
+        cmd.args(["--port", &port.to_string()]);
+    }
+    {
+        use std::os::unix::process::CommandExt;
+        // Its own process group: the terminal's Ctrl-C does not reach the daemon.
+        cmd.process_group(0);
+    }
+    let mut child = cmd
+        .env("METACLAW_HOME", home.root())
+        .stdin(Stdio::null())
+        .stdout(log.try_clone()?)
+        .stderr(log)
+        .spawn()
+        .context("could not start the daemon process")?;
+
+    let url = format!("http://127.0.0.1:{}/healthz", config.proxy.port);
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let client = reqwest::Client::builder().timeout(Duration::from_millis(500)).build()?;
+    loop {
+        if let Some(status) = child.try_wait()? {
+            bail!(
+                "the daemon exited during start-up ({status}). Log:\n{}",
+                log_tail(&log_path, log_start)
+            );
+        }
+        let healthy = runtime.block_on(async {
+            let resp = client.get(&url).send().await.ok()?;
+            let v: serde_json::Value = resp.json().await.ok()?;
+            Some(v.get("pid").and_then(serde_json::Value::as_u64) == Some(u64::from(child.id())))
+        });
+        if healthy == Some(true) {
+            break;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            bail!(
+                "the daemon did not answer {url} within 15 s and was stopped. Log:\n{}",
+                log_tail(&log_path, log_start)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(25));
+    }
+    let mode = args.mode.map(|m| m.as_str().to_owned()).unwrap_or_else(|| {
+        serde_json::to_value(config.mode).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default()
+    });
+    say(&format!(
+        "MetaClaw started (pid {}): http://127.0.0.1:{}/v1, mode {mode}. Logs: {}",
+        child.id(),
+        config.proxy.port,
+        log_path.display()
+    ));
+    Ok(())
+}
+
+fn log_tail(path: &Path, from: u64) -> String {
+    let text = std::fs::read(path).unwrap_or_default();
+    let from = usize::try_from(from).unwrap_or(0).min(text.len());
+    let tail = String::from_utf8_lossy(&text[from..]).into_owned();
+    let lines: Vec<&str> = tail.lines().collect();
+    lines[lines.len().saturating_sub(20)..].join("\n")
+}
+
+pub fn stop(home: &Home) -> Result<()> {
+    let state = read_state(home);
+    if !is_running(home) {
+        if state.is_some() {
+            let _ = std::fs::remove_file(home.state_path());
+        }
+        say("MetaClaw is not running.");
+        return Ok(());
+    }
+    let Some(state) = state else {
+        bail!(
+            "a MetaClaw process holds {} but wrote no {}; stop it by hand",
+            home.lock_path().display(),
+            home.state_path().display()
+        );
+    };
+    let pid = Pid::from_raw(i32::try_from(state.pid).context("bad pid in daemon.json")?);
+    kill(pid, Signal::SIGTERM).with_context(|| format!("could not signal pid {}", state.pid))?;
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while is_running(home) {
+        if Instant::now() > deadline {
+            let _ = kill(pid, Signal::SIGKILL);
+            std::thread::sleep(Duration::from_millis(200));
+            let _ = std::fs::remove_file(home.state_path());
+            say(&format!("MetaClaw (pid {}) did not stop within 15 s and was killed.", state.pid));
+            return Ok(());
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    say(&format!("MetaClaw stopped (pid {}).", state.pid));
+    Ok(())
+}

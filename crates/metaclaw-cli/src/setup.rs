@@ -1,0 +1,177 @@
+//! `metaclaw setup`: the first-run wizard, or the same answers given as flags.
+
+use std::io::IsTerminal;
+
+use anyhow::{Context, Result, bail};
+use dialoguer::{Input, Password, Select};
+use metaclaw_config::{Document, Home};
+use serde_json::{Value, json};
+
+use crate::cli::{ModeArg, SetupArgs};
+use crate::output::say;
+use crate::presets::{PRESETS, Preset, find};
+
+const MODES: [ModeArg; 3] = [ModeArg::SkillsOnly, ModeArg::Rl, ModeArg::Auto];
+
+pub fn run(home: &Home, args: SetupArgs) -> Result<()> {
+    home.ensure()?;
+    let path = home.config_path();
+    let loaded = metaclaw_config::load(&path)
+        .with_context(|| format!("the existing {} is invalid; fix or remove it first", path.display()))?;
+    let mut doc = loaded.document;
+    let interactive = !args.non_interactive && std::io::stdin().is_terminal();
+    let answers = if interactive { ask(&doc, args)? } else { from_flags(&doc, args)? };
+
+    doc.set("mode", json!(answers.mode.as_str()))?;
+    doc.set("llm.provider", json!(answers.provider.name))?;
+    doc.set("llm.api_base", json!(answers.api_base))?;
+    doc.set("llm.model_id", json!(answers.model))?;
+    if let Some(key) = answers.api_key {
+        doc.set("llm.api_key", json!(key))?;
+    }
+    if let Some(port) = answers.port {
+        doc.set("proxy.port", json!(port))?;
+    }
+    if doc.get("proxy.host").is_none() {
+        doc.set("proxy.host", json!("127.0.0.1"))?;
+    }
+    let has_proxy_key = doc.get("proxy.api_key").and_then(Value::as_str).is_some_and(|k| !k.is_empty());
+    if !has_proxy_key {
+        doc.set("proxy.api_key", json!(generate_key()))?;
+    }
+    if doc.get("skills.retrieval_mode").is_none() {
+        doc.set("skills.retrieval_mode", json!("bm25"))?;
+    }
+    let (config, warnings) = metaclaw_config::validate(&doc)?;
+    metaclaw_config::save(&path, &doc)?;
+    let skills_dir = config.skills_dir(home);
+    std::fs::create_dir_all(&skills_dir)
+        .with_context(|| format!("could not create the skills directory {}", skills_dir.display()))?;
+
+    for w in warnings {
+        crate::output::warn(&w.to_string());
+    }
+    say(&format!("Wrote {} (mode 0600).", path.display()));
+    say(&format!("  provider  {}  ({})", answers.provider.name, config.llm.api_base));
+    say(&format!("  model     {}", config.served_model()));
+    say(&format!("  mode      {}", answers.mode.as_str()));
+    say(&format!("  proxy     http://127.0.0.1:{}/v1", config.proxy.port));
+    say(&format!("  skills    {}", skills_dir.display()));
+    say("Next: `metaclaw start`.");
+    Ok(())
+}
+
+struct Answers {
+    provider: &'static Preset,
+    api_base: String,
+    model: String,
+    /// `None` keeps the stored key.
+    api_key: Option<String>,
+    mode: ModeArg,
+    port: Option<u16>,
+}
+
+fn current(doc: &Document, key: &str) -> Option<String> {
+    doc.get(key).and_then(Value::as_str).filter(|s| !s.is_empty()).map(str::to_owned)
+}
+
+fn preset_arg(name: &str) -> Result<&'static Preset> {
+    find(name).with_context(|| {
+        let names: Vec<&str> = PRESETS.iter().map(|p| p.name).collect();
+        format!("unknown provider `{name}` (allowed: {})", names.join(", "))
+    })
+}
+
+fn from_flags(doc: &Document, args: SetupArgs) -> Result<Answers> {
+    let provider_name = args.provider.or_else(|| current(doc, "llm.provider")).unwrap_or_else(|| "custom".into());
+    let provider = preset_arg(&provider_name)?;
+    let api_base = args
+        .api_base
+        .or_else(|| (!provider.api_base.is_empty()).then(|| provider.api_base.to_owned()))
+        .or_else(|| current(doc, "llm.api_base"));
+    let Some(api_base) = api_base else {
+        bail!("provider `{}` needs --api-base (the OpenAI-compatible base URL, e.g. http://localhost:8000/v1)", provider.name);
+    };
+    let model = args
+        .model
+        .or_else(|| current(doc, "llm.model_id"))
+        .or_else(|| (!provider.model.is_empty()).then(|| provider.model.to_owned()))
+        .unwrap_or_default();
+    let mode = args.mode.or_else(|| current(doc, "mode").and_then(|m| mode_from_str(&m))).unwrap_or(ModeArg::SkillsOnly);
+    Ok(Answers { provider, api_base, model, api_key: args.api_key, mode, port: args.port })
+}
+
+fn mode_from_str(s: &str) -> Option<ModeArg> {
+    MODES.into_iter().find(|m| m.as_str() == s)
+}
+
+fn ask(doc: &Document, args: SetupArgs) -> Result<Answers> {
+    say("MetaClaw setup. Press Enter to keep the value in brackets.");
+    let provider = match args.provider {
+        Some(p) => preset_arg(&p)?,
+        None => {
+            let labels: Vec<&str> = PRESETS.iter().map(|p| p.label).collect();
+            let default = current(doc, "llm.provider")
+                .and_then(|p| PRESETS.iter().position(|x| x.name == p))
+                .unwrap_or(0);
+            let i = Select::new().with_prompt("LLM provider").items(&labels).default(default).interact()?;
+            &PRESETS[i]
+        }
+    };
+    let base_default = match current(doc, "llm.api_base") {
+        Some(b) if current(doc, "llm.provider").as_deref() == Some(provider.name) => b,
+        _ => provider.api_base.to_owned(),
+    };
+    let api_base = match args.api_base {
+        Some(b) => b,
+        None => Input::new()
+            .with_prompt("API base URL")
+            .with_initial_text(base_default)
+            .validate_with(|s: &String| {
+                if s.starts_with("http://") || s.starts_with("https://") {
+                    Ok(())
+                } else {
+                    Err("must start with http:// or https://")
+                }
+            })
+            .interact_text()?,
+    };
+    let model = match args.model {
+        Some(m) => m,
+        None => Input::new()
+            .with_prompt("Model id")
+            .with_initial_text(current(doc, "llm.model_id").unwrap_or_else(|| provider.model.to_owned()))
+            .interact_text()?,
+    };
+    let api_key = match args.api_key {
+        Some(k) => Some(k),
+        None => {
+            let has = current(doc, "llm.api_key").is_some();
+            let prompt = if has { "API key (Enter keeps the stored one)" } else { "API key (Enter for none)" };
+            let k = Password::new().with_prompt(prompt).allow_empty_password(true).interact()?;
+            (!k.is_empty() || !has).then_some(k)
+        }
+    };
+    let mode = match args.mode {
+        Some(m) => m,
+        None => {
+            let labels = ["skills_only: skills injected, no training", "rl: + live RL training", "auto: RL only while you are away"];
+            let default = current(doc, "mode").and_then(|m| MODES.iter().position(|x| x.as_str() == m)).unwrap_or(0);
+            MODES[Select::new().with_prompt("Mode").items(&labels).default(default).interact()?]
+        }
+    };
+    let port = match args.port {
+        Some(p) => Some(p),
+        None => {
+            let current_port = doc.get("proxy.port").and_then(Value::as_u64).unwrap_or(30000);
+            Some(Input::<u16>::new().with_prompt("Proxy port").default(current_port as u16).interact_text()?)
+        }
+    };
+    Ok(Answers { provider, api_base, model, api_key, mode, port })
+}
+
+fn generate_key() -> String {
+    let bytes: [u8; 24] = rand::random();
+    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    format!("mc-{hex}")
+}

@@ -1,0 +1,116 @@
+//! `metaclaw status`.
+
+use std::time::Duration;
+
+use anyhow::Result;
+use chrono::{Local, TimeZone, Utc};
+use metaclaw_config::Home;
+use serde_json::{Value, json};
+
+use crate::cli::StatusArgs;
+use crate::daemon::{is_running, read_state};
+use crate::output::say;
+
+pub fn run(home: &Home, args: &StatusArgs) -> Result<()> {
+    let loaded = metaclaw_config::load(&home.config_path())?;
+    let config = loaded.config;
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let client = reqwest::Client::builder().timeout(Duration::from_secs(3)).build()?;
+
+    let running = is_running(home);
+    let state = read_state(home).filter(|_| running);
+    let health: Option<Value> = state.as_ref().and_then(|s| {
+        let url = format!("http://127.0.0.1:{}/healthz", s.port);
+        runtime.block_on(async { client.get(url).send().await.ok()?.json().await.ok() })
+    });
+    let upstream = runtime.block_on(probe_upstream(&client, &config));
+    let turns_today = turns_today(home);
+
+    let report = json!({
+        "running": running,
+        "healthy": health.as_ref().and_then(|h| h.get("ok")).and_then(Value::as_bool).unwrap_or(false),
+        "pid": state.as_ref().map(|s| s.pid),
+        "port": state.as_ref().map_or(config.proxy.port, |s| s.port),
+        "mode": health.as_ref().and_then(|h| h.get("mode").cloned())
+            .or_else(|| serde_json::to_value(config.mode).ok()),
+        "uptime_s": health.as_ref().and_then(|h| h.get("uptime_s").cloned()),
+        "upstream": {"url": config.llm.api_base, "reachable": upstream.0, "detail": upstream.1},
+        "turns_today": turns_today,
+    });
+    if args.json {
+        say(&serde_json::to_string_pretty(&report)?);
+        return Ok(());
+    }
+    let status_line = match (running, report["healthy"].as_bool() == Some(true)) {
+        (true, true) => "running".to_owned(),
+        (true, false) => "starting (or not answering /healthz)".to_owned(),
+        (false, _) => "stopped".to_owned(),
+    };
+    say(&format!("MetaClaw   {status_line}"));
+    if let Some(s) = &state {
+        say(&format!("pid        {}", s.pid));
+        say(&format!("proxy      http://{}:{}/v1", s.host, s.port));
+    } else {
+        say(&format!("port       {} (configured)", config.proxy.port));
+    }
+    say(&format!("mode       {}", report["mode"].as_str().unwrap_or("?")));
+    if let Some(up) = report["uptime_s"].as_f64() {
+        say(&format!("uptime     {}", human_duration(up)));
+    }
+    say(&format!("upstream   {} — {}", if config.llm.api_base.is_empty() { "(not set)" } else { &config.llm.api_base }, upstream.1));
+    match turns_today {
+        Some(n) => say(&format!("turns today {n}")),
+        None => say("turns today 0 (no database yet)"),
+    }
+    Ok(())
+}
+
+async fn probe_upstream(client: &reqwest::Client, config: &metaclaw_config::Config) -> (bool, String) {
+    let base = config.llm.api_base.trim_end_matches('/');
+    if base.is_empty() {
+        return (false, "llm.api_base is not set; run `metaclaw setup`".into());
+    }
+    let mut req = client.get(format!("{base}/models"));
+    if !config.llm.api_key.is_empty() {
+        req = req.bearer_auth(&config.llm.api_key).header("x-api-key", &config.llm.api_key);
+    }
+    match req.send().await {
+        Ok(r) if r.status().is_success() => (true, format!("reachable (HTTP {})", r.status().as_u16())),
+        Ok(r) if r.status().as_u16() == 401 || r.status().as_u16() == 403 => {
+            (true, format!("reachable, but HTTP {}: check llm.api_key", r.status().as_u16()))
+        }
+        Ok(r) => (true, format!("reachable (HTTP {})", r.status().as_u16())),
+        Err(e) if e.is_timeout() => (false, "unreachable: timed out after 3 s".into()),
+        Err(e) => (false, format!("unreachable: {}", root_cause(&e))),
+    }
+}
+
+fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut last = e.to_string();
+    let mut s = e.source();
+    while let Some(x) = s {
+        last = x.to_string();
+        s = x.source();
+    }
+    last
+}
+
+fn turns_today(home: &Home) -> Option<u64> {
+    let path = home.db_path();
+    if !path.exists() {
+        return None;
+    }
+    let store = metaclaw_store::Store::open_read_only(&path).ok()?;
+    let midnight = Local::now().date_naive().and_hms_opt(0, 0, 0)?;
+    let since = Local.from_local_datetime(&midnight).earliest()?.with_timezone(&Utc);
+    store.turns_since(since).ok()
+}
+
+fn human_duration(secs: f64) -> String {
+    let s = secs as u64;
+    match s {
+        0..=59 => format!("{s}s"),
+        60..=3599 => format!("{}m {}s", s / 60, s % 60),
+        _ => format!("{}h {}m", s / 3600, (s % 3600) / 60),
+    }
+}

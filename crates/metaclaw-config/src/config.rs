@@ -1,0 +1,336 @@
+//! The typed configuration, its defaults and a few derived values.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::choices::{ClawType, LlmProvider, Mode, RetrievalMode};
+use crate::home::{Home, expand_tilde, user_home};
+
+/// Served model name when `llm.model_id` is empty (same fallback as upstream).
+pub const DEFAULT_SERVED_MODEL: &str = "metaclaw-model";
+/// `skills.dir` default as written in upstream configs.
+pub const DEFAULT_SKILLS_DIR: &str = "~/.metaclaw/skills";
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Config {
+    pub mode: Mode,
+    pub llm: LlmConfig,
+    pub proxy: ProxyConfig,
+    pub skills: SkillsConfig,
+    pub rl: RlConfig,
+    pub opd: OpdConfig,
+    pub scheduler: SchedulerConfig,
+    pub session: SessionConfig,
+    pub records: RecordsConfig,
+    pub max_context_tokens: u64,
+    pub context_window: u64,
+    pub claw_type: ClawType,
+    /// Legacy v0.3 switch; `false` means `claw_type: none` (applied by `validate`).
+    pub configure_openclaw: bool,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            mode: Mode::default(),
+            llm: LlmConfig::default(),
+            proxy: ProxyConfig::default(),
+            skills: SkillsConfig::default(),
+            rl: RlConfig::default(),
+            opd: OpdConfig::default(),
+            scheduler: SchedulerConfig::default(),
+            session: SessionConfig::default(),
+            records: RecordsConfig::default(),
+            // Off unless asked for: the agent manages its own context, and a silent cap below
+            // the model's window causes early compaction (upstream issue #38).
+            max_context_tokens: 0,
+            context_window: 32_768,
+            claw_type: ClawType::default(),
+            configure_openclaw: true,
+        }
+    }
+}
+
+impl Config {
+    /// The model name MetaClaw advertises to the agent.
+    pub fn served_model(&self) -> &str {
+        if self.llm.model_id.is_empty() {
+            DEFAULT_SERVED_MODEL
+        } else {
+            &self.llm.model_id
+        }
+    }
+
+    /// Where skills live. The upstream default (or an empty value) follows the
+    /// MetaClaw home so `METACLAW_HOME` isolates everything; `~/` expands to
+    /// `$HOME`; other relative paths are taken relative to the home root.
+    pub fn skills_dir(&self, home: &Home) -> PathBuf {
+        self.skills_dir_with(home, user_home().as_deref())
+    }
+
+    pub(crate) fn skills_dir_with(&self, home: &Home, user_home: Option<&Path>) -> PathBuf {
+        let dir = self.skills.dir.trim();
+        if dir.is_empty() || dir == DEFAULT_SKILLS_DIR {
+            return home.default_skills_dir();
+        }
+        let path = expand_tilde(dir, user_home);
+        if path.is_relative() {
+            home.root().join(path)
+        } else {
+            path
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct LlmConfig {
+    pub provider: LlmProvider,
+    pub model_id: String,
+    pub api_base: String,
+    pub api_key: String,
+    pub timeout_seconds: u64,
+}
+
+impl Default for LlmConfig {
+    fn default() -> Self {
+        LlmConfig {
+            provider: LlmProvider::default(),
+            model_id: String::new(),
+            api_base: String::new(),
+            api_key: String::new(),
+            timeout_seconds: 600,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ProxyConfig {
+    /// Loopback by default: upstream bound 0.0.0.0 with no auth.
+    pub host: String,
+    pub port: u16,
+    /// Bearer token clients must present; empty disables the check.
+    pub api_key: String,
+    pub max_body_bytes: u64,
+}
+
+impl Default for ProxyConfig {
+    fn default() -> Self {
+        ProxyConfig {
+            host: "127.0.0.1".to_owned(),
+            port: 30000,
+            api_key: String::new(),
+            max_body_bytes: 32 * 1024 * 1024,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SkillsConfig {
+    pub enabled: bool,
+    pub dir: String,
+    pub retrieval_mode: RetrievalMode,
+    pub top_k: u32,
+    pub task_specific_top_k: u32,
+    pub auto_evolve: bool,
+    pub evolution_every_n_turns: u32,
+}
+
+impl Default for SkillsConfig {
+    fn default() -> Self {
+        SkillsConfig {
+            enabled: true,
+            dir: DEFAULT_SKILLS_DIR.to_owned(),
+            retrieval_mode: RetrievalMode::default(),
+            top_k: 6,
+            task_specific_top_k: 10,
+            auto_evolve: true,
+            evolution_every_n_turns: 10,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RlConfig {
+    pub enabled: bool,
+    pub model: String,
+    pub base_url: String,
+    pub api_key: String,
+    pub tinker_api_key: String,
+    pub tinker_base_url: String,
+    pub prm_url: String,
+    pub prm_model: String,
+    pub prm_api_key: String,
+    pub lora_rank: u32,
+    pub batch_size: u32,
+    pub resume_from_ckpt: String,
+    pub evolver_api_base: String,
+    pub evolver_api_key: String,
+    pub evolver_model: String,
+    pub manual_train_trigger: bool,
+}
+
+impl Default for RlConfig {
+    fn default() -> Self {
+        RlConfig {
+            enabled: false,
+            model: String::new(),
+            base_url: String::new(),
+            api_key: String::new(),
+            tinker_api_key: String::new(),
+            tinker_base_url: String::new(),
+            prm_url: "https://api.openai.com/v1".to_owned(),
+            prm_model: "gpt-5.2".to_owned(),
+            prm_api_key: String::new(),
+            lora_rank: 32,
+            batch_size: 4,
+            resume_from_ckpt: String::new(),
+            evolver_api_base: String::new(),
+            evolver_api_key: String::new(),
+            evolver_model: String::new(),
+            manual_train_trigger: false,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct OpdConfig {
+    pub enabled: bool,
+    pub teacher_url: String,
+    pub teacher_model: String,
+    pub teacher_api_key: String,
+    pub kl_penalty_coef: f64,
+}
+
+impl Default for OpdConfig {
+    fn default() -> Self {
+        OpdConfig {
+            enabled: false,
+            teacher_url: String::new(),
+            teacher_model: String::new(),
+            teacher_api_key: String::new(),
+            kl_penalty_coef: 1.0,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SchedulerConfig {
+    pub enabled: bool,
+    pub idle_threshold_minutes: u32,
+    /// Local wall-clock time, `HH:MM`.
+    pub sleep_start: String,
+    /// Local wall-clock time, `HH:MM`.
+    pub sleep_end: String,
+    pub min_window_minutes: u32,
+}
+
+impl Default for SchedulerConfig {
+    fn default() -> Self {
+        SchedulerConfig {
+            enabled: false,
+            idle_threshold_minutes: 30,
+            sleep_start: "23:00".to_owned(),
+            sleep_end: "07:00".to_owned(),
+            min_window_minutes: 15,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SessionConfig {
+    /// Seconds of inactivity after which a conversation counts as finished.
+    pub idle_timeout: u64,
+}
+
+impl Default for SessionConfig {
+    fn default() -> Self {
+        SessionConfig { idle_timeout: 300 }
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RecordsConfig {
+    /// Days to keep conversation records; 0 keeps them forever.
+    pub retention_days: u32,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn served_model_falls_back_when_empty() {
+        let mut config = Config::default();
+        assert_eq!(config.served_model(), "metaclaw-model");
+        config.llm.model_id = "moonshotai/Kimi-K2.5".into();
+        assert_eq!(config.served_model(), "moonshotai/Kimi-K2.5");
+    }
+
+    #[test]
+    fn skills_dir_resolution() {
+        let home = Home::at("/data/mc");
+        let user = Some(Path::new("/home/u"));
+        let mut config = Config::default();
+        assert_eq!(
+            config.skills_dir_with(&home, user),
+            PathBuf::from("/data/mc/skills")
+        );
+        config.skills.dir = "~/my-skills".into();
+        assert_eq!(
+            config.skills_dir_with(&home, user),
+            PathBuf::from("/home/u/my-skills")
+        );
+        config.skills.dir = "/abs/skills".into();
+        assert_eq!(
+            config.skills_dir_with(&home, user),
+            PathBuf::from("/abs/skills")
+        );
+        config.skills.dir = "rel".into();
+        assert_eq!(
+            config.skills_dir_with(&home, user),
+            PathBuf::from("/data/mc/rel")
+        );
+        config.skills.dir = String::new();
+        assert_eq!(
+            config.skills_dir_with(&home, user),
+            PathBuf::from("/data/mc/skills")
+        );
+    }
+
+    #[test]
+    fn defaults_match_documented_values() {
+        let c = Config::default();
+        assert_eq!(c.mode, Mode::SkillsOnly);
+        assert_eq!(c.proxy.host, "127.0.0.1");
+        assert_eq!(c.proxy.port, 30000);
+        assert_eq!(c.proxy.max_body_bytes, 33_554_432);
+        assert_eq!(c.llm.timeout_seconds, 600);
+        assert_eq!(c.skills.retrieval_mode, RetrievalMode::Bm25);
+        assert_eq!((c.skills.top_k, c.skills.task_specific_top_k), (6, 10));
+        assert_eq!(c.rl.prm_url, "https://api.openai.com/v1");
+        assert_eq!(c.rl.prm_model, "gpt-5.2");
+        assert_eq!((c.rl.lora_rank, c.rl.batch_size), (32, 4));
+        assert_eq!(c.opd.kl_penalty_coef, 1.0);
+        assert_eq!(
+            (
+                c.scheduler.sleep_start.as_str(),
+                c.scheduler.sleep_end.as_str()
+            ),
+            ("23:00", "07:00")
+        );
+        assert_eq!(c.session.idle_timeout, 300);
+        assert_eq!(c.records.retention_days, 0);
+        assert_eq!(c.claw_type, ClawType::Openclaw);
+        assert!(c.configure_openclaw);
+    }
+}

@@ -1,0 +1,183 @@
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::routing::get;
+use metaclaw_config::{Config, Home};
+use metaclaw_domain::{Clock, Event, SystemClock};
+use metaclaw_proxy::{Hooks, ProxySettings, ProxyState, TurnHook};
+use metaclaw_store::Store;
+use tokio::sync::broadcast;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use crate::error::CoreError;
+use crate::health::{Health, healthz};
+use crate::recording::RecordingHook;
+
+pub struct CoreOptions {
+    pub home: Home,
+    pub config: Config,
+    pub clock: Arc<dyn Clock>,
+    /// Listen here instead of `proxy.host:proxy.port` (tests use port 0).
+    pub bind: Option<SocketAddr>,
+}
+
+impl CoreOptions {
+    pub fn new(home: Home, config: Config) -> Self {
+        Self { home, config, clock: Arc::new(SystemClock), bind: None }
+    }
+}
+
+/// A started core. Dropping it does not stop it; call [`RunningCore::shutdown`].
+pub struct RunningCore {
+    addr: SocketAddr,
+    token: CancellationToken,
+    server: JoinHandle<std::io::Result<()>>,
+    background: Vec<JoinHandle<()>>,
+    store: Arc<Store>,
+    events: broadcast::Sender<Event>,
+    proxy: ProxyState,
+}
+
+pub async fn start(opts: CoreOptions) -> Result<RunningCore, CoreError> {
+    let CoreOptions { home, config, clock, bind } = opts;
+    home.ensure()?;
+    let db_path = home.db_path();
+    let store = Arc::new(
+        Store::open(&db_path).map_err(|source| CoreError::Store { path: db_path.clone(), source })?,
+    );
+    let (events, _) = broadcast::channel(1024);
+    let mut background = Vec::new();
+
+    if config.records.retention_days > 0 {
+        background.push(tokio::spawn(prune_loop(
+            store.clone(),
+            clock.clone(),
+            config.records.retention_days,
+        )));
+    }
+    background.push(tokio::spawn(persist_session_ends(store.clone(), events.subscribe())));
+
+    let hooks: Vec<Arc<dyn TurnHook>> = vec![Arc::new(RecordingHook { recorder: store.recorder() })];
+    let settings = ProxySettings::from_config(&config);
+    let idle = settings.session_idle_timeout;
+    let proxy = ProxyState::builder(settings, clock.clone(), events.clone())
+        .hooks(Hooks::new(hooks))
+        .build()
+        .map_err(|e| CoreError::Http(e.to_string()))?;
+    background.push(tokio::spawn(sweep_sessions(proxy.clone(), idle)));
+
+    let mode = serde_json::to_value(config.mode)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default();
+    let health = Health { mode, started_at: clock.now(), clock: clock.clone() };
+    let app = Router::new()
+        .route("/healthz", get(healthz).with_state(health))
+        .merge(metaclaw_proxy::router(proxy.clone()));
+
+    let addr = bind.unwrap_or_else(|| {
+        let host = config.proxy.host.parse().unwrap_or(std::net::Ipv4Addr::LOCALHOST.into());
+        SocketAddr::new(host, config.proxy.port)
+    });
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|source| CoreError::Bind { addr: addr.to_string(), source })?;
+    let addr = listener.local_addr().map_err(CoreError::Serve)?;
+    let token = CancellationToken::new();
+    let stop = token.clone();
+    let server = tokio::spawn(async move {
+        axum::serve(listener, app).with_graceful_shutdown(stop.cancelled_owned()).await
+    });
+    tracing::info!(%addr, "MetaClaw proxy listening");
+    Ok(RunningCore { addr, token, server, background, store, events, proxy })
+}
+
+impl RunningCore {
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    pub fn events(&self) -> broadcast::Receiver<Event> {
+        self.events.subscribe()
+    }
+
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    pub fn proxy(&self) -> &ProxyState {
+        &self.proxy
+    }
+
+    /// A token that stops the core when cancelled (signal handlers hold a clone).
+    pub fn shutdown_token(&self) -> CancellationToken {
+        self.token.clone()
+    }
+
+    /// Run until the shutdown token is cancelled, then stop cleanly.
+    pub async fn wait(self) -> Result<(), CoreError> {
+        self.token.cancelled().await;
+        self.shutdown().await
+    }
+
+    /// Stop accepting requests, let in-flight ones finish, and commit every recorded turn.
+    pub async fn shutdown(self) -> Result<(), CoreError> {
+        self.token.cancel();
+        let served = self.server.await;
+        for task in &self.background {
+            task.abort();
+        }
+        // Turns finished during the drain are recorded by spawned tasks; let them run.
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        let store = self.store.clone();
+        let _ = tokio::task::spawn_blocking(move || store.flush()).await;
+        match served {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(e)) => Err(CoreError::Serve(e)),
+            Err(e) => Err(CoreError::Serve(std::io::Error::other(e))),
+        }
+    }
+}
+
+async fn persist_session_ends(store: Arc<Store>, mut rx: broadcast::Receiver<Event>) {
+    let recorder = store.recorder();
+    loop {
+        match rx.recv().await {
+            Ok(Event::SessionEnded { session_id, reason, at, .. }) => {
+                recorder.session_ended(session_id, reason, at);
+            }
+            Ok(_) => {}
+            Err(broadcast::error::RecvError::Lagged(n)) => {
+                tracing::warn!(missed = n, "event listener lagged; some session ends were not persisted");
+            }
+            Err(broadcast::error::RecvError::Closed) => return,
+        }
+    }
+}
+
+async fn sweep_sessions(proxy: ProxyState, idle: Duration) {
+    let period = (idle / 4).clamp(Duration::from_secs(1), Duration::from_secs(15));
+    let mut tick = tokio::time::interval(period);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        proxy.sessions().sweep();
+    }
+}
+
+async fn prune_loop(store: Arc<Store>, clock: Arc<dyn Clock>, days: u32) {
+    let mut tick = tokio::time::interval(Duration::from_secs(6 * 3600));
+    loop {
+        tick.tick().await;
+        let cutoff = clock.now() - chrono::Duration::days(i64::from(days));
+        let s = store.clone();
+        match tokio::task::spawn_blocking(move || s.prune(cutoff)).await {
+            Ok(Ok(report)) => tracing::info!(?report, "pruned turns older than {days} days"),
+            Ok(Err(e)) => tracing::warn!("pruning old turns failed: {e}"),
+            Err(e) => tracing::warn!("pruning task failed: {e}"),
+        }
+    }
+}

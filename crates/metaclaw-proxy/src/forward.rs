@@ -1,0 +1,361 @@
+//! The request path shared by `/v1/chat/completions` and `/v1/messages`: check, assign a
+//! session, run hooks, truncate, forward, and relay the answer as it arrives.
+
+use std::time::Instant;
+
+use axum::body::Body;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::Response;
+use bytes::{Bytes, BytesMut};
+use eventsource_stream::Eventsource;
+use futures_util::StreamExt;
+use metaclaw_domain::Dialect;
+use serde_json::{Value, json};
+
+use crate::anthropic::stream::{AnthropicEncoder, write_event};
+use crate::anthropic::translate;
+use crate::body;
+use crate::error::{ProxyError, anthropic_error_type, upstream_message};
+use crate::hooks::{PreparedRequest, TurnContext};
+use crate::session::SessionHints;
+use crate::state::{Inner, ProxyState};
+use crate::truncate;
+use crate::turn::TurnGuard;
+
+pub(crate) async fn serve(state: ProxyState, headers: HeaderMap, body: Body, client: Dialect) -> Response {
+    match serve_turn(&state, &headers, body, client).await {
+        Ok(resp) => resp,
+        Err(err) => err.into_response_for(client),
+    }
+}
+
+async fn serve_turn(
+    state: &ProxyState,
+    headers: &HeaderMap,
+    raw: Body,
+    client: Dialect,
+) -> Result<Response, ProxyError> {
+    let inner = &state.inner;
+    let started = Instant::now();
+    let started_at = inner.clock.now();
+    crate::auth::check(headers, &inner.settings.api_key)?;
+    let upstream = inner.settings.upstream.dialect;
+    if client == Dialect::OpenAi && upstream == Dialect::Anthropic {
+        return Err(ProxyError::Unsupported(
+            "llm.provider is `anthropic`: send Anthropic Messages requests to /v1/messages, \
+             or set llm.api_base to an OpenAI-compatible endpoint"
+                .into(),
+        ));
+    }
+    let mut body = body::read_json_object(raw, inner.settings.max_body_bytes).await?;
+    match client {
+        Dialect::OpenAi => body::validate_chat(&body)?,
+        Dialect::Anthropic => body::validate_messages(&body)?,
+    }
+    let hints = SessionHints::extract(headers, &mut body, client);
+    let assigned = inner.sessions.assign(&hints);
+    if let Some(model) = &inner.settings.model_override {
+        body.insert("model".into(), Value::String(model.clone()));
+    }
+    let ctx = TurnContext {
+        turn_id: uuid::Uuid::new_v4().to_string(),
+        session_id: assigned.session_id.clone(),
+        turn_type: assigned.turn_type,
+        dialect: client,
+    };
+    let mut request = PreparedRequest { dialect: client, body, injected: Vec::new() };
+    inner.hooks.before_forward(&ctx, &mut request);
+    let dropped = truncate::truncate(
+        &mut request.body,
+        inner.settings.max_context_tokens,
+        client,
+        inner.counter.as_ref(),
+    );
+    if dropped > 0 {
+        tracing::debug!(turn_id = %ctx.turn_id, dropped, "truncated to max_context_tokens");
+    }
+    let payload = match (client, upstream) {
+        (Dialect::Anthropic, Dialect::OpenAi) => serde_json::to_vec(&translate::request_to_openai(&request.body)),
+        _ => serde_json::to_vec(&request.body),
+    }
+    .map_err(|e| ProxyError::bad_request(format!("could not encode the request: {e}")))?;
+    let model = request.body.get("model").and_then(Value::as_str).unwrap_or_default().to_owned();
+
+    let mut guard = TurnGuard::new(inner.clone(), ctx, assigned, request, started, started_at);
+    let stream = guard.is_stream();
+    let resp = match send(inner, headers, payload, upstream).await {
+        Ok(r) => r,
+        Err(e) => {
+            guard.unreachable(e.status().as_u16(), e.to_string());
+            return Err(e);
+        }
+    };
+    let status = resp.status();
+    if !status.is_success() {
+        let bytes = resp.bytes().await.unwrap_or_default();
+        let body: Value = serde_json::from_slice(&bytes)
+            .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned()));
+        let message = upstream_message(&body);
+        guard.upstream_error(status.as_u16(), &bytes, message);
+        let status = StatusCode::from_u16(status.as_u16()).unwrap_or(StatusCode::BAD_GATEWAY);
+        return Err(ProxyError::Upstream { status, body });
+    }
+    let ids = turn_headers(guard.ctx());
+    let mut response = if stream {
+        relay_stream(guard, resp, client, upstream, &model)
+    } else {
+        relay_whole(guard, resp, client, upstream, &model, inner).await?
+    };
+    response.headers_mut().extend(ids);
+    Ok(response)
+}
+
+fn turn_headers(ctx: &TurnContext) -> HeaderMap {
+    let mut h = HeaderMap::new();
+    if let Ok(v) = HeaderValue::from_str(&ctx.session_id) {
+        h.insert("x-metaclaw-session-id", v);
+    }
+    if let Ok(v) = HeaderValue::from_str(&ctx.turn_id) {
+        h.insert("x-metaclaw-turn-id", v);
+    }
+    h
+}
+
+async fn send(
+    inner: &Inner,
+    client_headers: &HeaderMap,
+    payload: Vec<u8>,
+    upstream: Dialect,
+) -> Result<reqwest::Response, ProxyError> {
+    let up = &inner.settings.upstream;
+    let url = match upstream {
+        Dialect::OpenAi => up.chat_url(),
+        Dialect::Anthropic => up.messages_url(),
+    };
+    let mut rb = inner
+        .client
+        .post(url)
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(payload);
+    let pass_through = inner.settings.pass_through_auth();
+    let client_key = || {
+        client_headers
+            .get("x-api-key")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned)
+            .or_else(|| {
+                client_headers
+                    .get(header::AUTHORIZATION)
+                    .and_then(|v| v.to_str().ok())
+                    .and_then(|v| v.split_once(' ').map(|(_, k)| k.trim().to_owned()))
+            })
+    };
+    let key = if pass_through { client_key() } else { Some(up.api_key.clone()) };
+    match upstream {
+        Dialect::OpenAi => {
+            if let Some(k) = key.filter(|k| !k.is_empty()) {
+                rb = rb.bearer_auth(k);
+            }
+            if up.is_openrouter() {
+                rb = rb.header("HTTP-Referer", "https://metaclaw.local").header("X-Title", "MetaClaw");
+            }
+        }
+        Dialect::Anthropic => {
+            if let Some(k) = key.filter(|k| !k.is_empty()) {
+                rb = rb.header("x-api-key", k);
+            }
+            let version = client_headers
+                .get("anthropic-version")
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("2023-06-01");
+            rb = rb.header("anthropic-version", version);
+            if let Some(beta) = client_headers.get("anthropic-beta") {
+                rb = rb.header("anthropic-beta", beta.as_bytes());
+            }
+        }
+    }
+    let timeout_secs = up.timeout.as_secs();
+    match tokio::time::timeout(up.timeout, rb.send()).await {
+        Err(_) => Err(ProxyError::UpstreamTimeout(timeout_secs)),
+        Ok(Err(e)) if e.is_timeout() => Err(ProxyError::UpstreamTimeout(timeout_secs)),
+        Ok(Err(e)) => Err(ProxyError::UpstreamUnreachable(describe(&e))),
+        Ok(Ok(r)) => Ok(r),
+    }
+}
+
+/// The innermost cause is the readable one ("Connection refused (os error 111)").
+fn describe(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut last = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        last = s.to_string();
+        source = s.source();
+    }
+    let top = e.to_string();
+    if top.contains(&last) { top } else { format!("{top}: {last}") }
+}
+
+async fn relay_whole(
+    mut guard: TurnGuard,
+    resp: reqwest::Response,
+    client: Dialect,
+    upstream: Dialect,
+    model: &str,
+    inner: &Inner,
+) -> Result<Response, ProxyError> {
+    let timeout = inner.settings.upstream.timeout;
+    let bytes = match tokio::time::timeout(timeout, resp.bytes()).await {
+        Ok(Ok(b)) => b,
+        Ok(Err(e)) if !e.is_timeout() => {
+            let err = ProxyError::UpstreamUnreachable(format!("the upstream response broke off: {}", describe(&e)));
+            guard.unreachable(502, err.to_string());
+            return Err(err);
+        }
+        _ => {
+            let err = ProxyError::UpstreamTimeout(timeout.as_secs());
+            guard.unreachable(504, err.to_string());
+            return Err(err);
+        }
+    };
+    let out = if client == upstream {
+        bytes
+    } else {
+        let parsed: Value = serde_json::from_slice(&bytes).map_err(|e| {
+            let err = ProxyError::UpstreamUnreachable(format!("the upstream answered with invalid JSON: {e}"));
+            guard.unreachable(502, err.to_string());
+            err
+        })?;
+        Bytes::from(translate::response_to_anthropic(&parsed, model).to_string())
+    };
+    guard.on_chunk(&out);
+    guard.complete();
+    let mut response = Response::new(Body::from(out));
+    response
+        .headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    Ok(response)
+}
+
+fn sse_response(body: Body) -> Response {
+    let mut response = Response::new(body);
+    let h = response.headers_mut();
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    h.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    response
+}
+
+/// The event a client sees when the upstream stream breaks off midway.
+fn broken_event(client: Dialect, message: &str) -> Bytes {
+    let mut out = BytesMut::new();
+    match client {
+        Dialect::OpenAi => {
+            let data = json!({"error": {"message": message, "type": "api_error", "param": null,
+                "code": "upstream_stream_broken"}});
+            out.extend_from_slice(format!("data: {data}\n\n").as_bytes());
+        }
+        Dialect::Anthropic => write_event(
+            &mut out,
+            "error",
+            &json!({"type": "error", "error": {"type": anthropic_error_type(StatusCode::BAD_GATEWAY), "message": message}}),
+        ),
+    }
+    out.freeze()
+}
+
+fn relay_stream(guard: TurnGuard, resp: reqwest::Response, client: Dialect, upstream: Dialect, model: &str) -> Response {
+    if client == upstream {
+        return sse_response(Body::from_stream(passthrough(guard, resp, client)));
+    }
+    sse_response(Body::from_stream(translated(guard, resp, model.to_owned())))
+}
+
+/// Same dialect on both sides: forward each upstream chunk untouched, as it arrives.
+fn passthrough(
+    guard: TurnGuard,
+    resp: reqwest::Response,
+    client: Dialect,
+) -> impl futures_util::Stream<Item = Result<Bytes, std::convert::Infallible>> + Send {
+    let upstream = resp.bytes_stream();
+    futures_util::stream::unfold((upstream, guard, false), move |(mut up, mut guard, done)| async move {
+        if done {
+            return None;
+        }
+        match up.next().await {
+            Some(Ok(chunk)) => {
+                guard.on_chunk(&chunk);
+                Some((Ok(chunk), (up, guard, false)))
+            }
+            Some(Err(e)) => {
+                let message = format!("the upstream stream broke off: {}", describe(&e));
+                let event = broken_event(client, &message);
+                guard.on_chunk(&event);
+                guard.broken(message);
+                Some((Ok(event), (up, guard, true)))
+            }
+            None => {
+                guard.complete();
+                None
+            }
+        }
+    })
+}
+
+/// OpenAI upstream, Anthropic client: re-encode each chunk as Anthropic events.
+fn translated(
+    guard: TurnGuard,
+    resp: reqwest::Response,
+    model: String,
+) -> impl futures_util::Stream<Item = Result<Bytes, std::convert::Infallible>> + Send {
+    let events = resp.bytes_stream().eventsource();
+    let encoder = AnthropicEncoder::new(&model);
+    futures_util::stream::unfold(
+        (events, guard, encoder, false),
+        |(mut events, mut guard, mut enc, done)| async move {
+            if done {
+                return None;
+            }
+            loop {
+                let mut out = BytesMut::new();
+                let mut finished = false;
+                match events.next().await {
+                    Some(Ok(ev)) if ev.data.trim() == "[DONE]" => {
+                        enc.finish(&mut out);
+                        guard.complete();
+                        finished = true;
+                    }
+                    Some(Ok(ev)) => match serde_json::from_str::<Value>(&ev.data) {
+                        Ok(chunk) if chunk.get("error").is_some() => {
+                            let message = upstream_message(&chunk);
+                            enc.fail("api_error", &message, &mut out);
+                            guard.broken(message);
+                            finished = true;
+                        }
+                        Ok(chunk) => enc.chunk(&chunk, &mut out),
+                        Err(_) => continue,
+                    },
+                    Some(Err(e)) => {
+                        let message = format!("the upstream stream broke off: {e}");
+                        enc.fail("api_error", &message, &mut out);
+                        guard.broken(message);
+                        finished = true;
+                    }
+                    None => {
+                        // Some servers end without `[DONE]`; a stream cut before any finish is broken.
+                        enc.finish(&mut out);
+                        guard.complete();
+                        finished = true;
+                    }
+                }
+                if out.is_empty() {
+                    if finished {
+                        return None;
+                    }
+                    continue;
+                }
+                guard.on_chunk(&out);
+                return Some((Ok(out.freeze()), (events, guard, enc, finished)));
+            }
+        },
+    )
+}

@@ -1,0 +1,136 @@
+//! Extension points around the request path, so features (skill injection, recording,
+//! training samples) plug in without adding branches to the handlers.
+
+use std::sync::Arc;
+
+use metaclaw_domain::{Dialect, TurnRecord, TurnType};
+use serde_json::{Map, Value};
+
+/// What a hook knows about the turn being served.
+#[derive(Debug, Clone)]
+pub struct TurnContext {
+    pub turn_id: String,
+    pub session_id: String,
+    pub turn_type: TurnType,
+    pub dialect: Dialect,
+}
+
+/// A request body in the client's dialect, about to be forwarded.
+#[derive(Debug)]
+pub struct PreparedRequest {
+    pub dialect: Dialect,
+    pub body: Map<String, Value>,
+    /// What hooks added to the request, kept in the turn log (`TurnRecord::injected`).
+    pub injected: Vec<Value>,
+}
+
+impl PreparedRequest {
+    /// Append a block of text to the system prompt at a stable position (the end), so the
+    /// agent's own prefix stays byte-identical and provider prompt caches keep working.
+    pub fn append_system(&mut self, text: &str) {
+        match self.dialect {
+            Dialect::OpenAi => {
+                let Some(Value::Array(messages)) = self.body.get_mut("messages") else {
+                    return;
+                };
+                let last_system = messages.iter().rposition(|m| {
+                    matches!(m.get("role").and_then(Value::as_str), Some("system" | "developer"))
+                });
+                match last_system {
+                    Some(i) => append_to_content(&mut messages[i], text),
+                    None => messages.insert(0, serde_json::json!({"role": "system", "content": text})),
+                }
+            }
+            Dialect::Anthropic => {
+                let block = serde_json::json!({"type": "text", "text": text});
+                match self.body.get_mut("system") {
+                    Some(Value::Array(blocks)) => blocks.push(block),
+                    Some(Value::String(s)) if !s.is_empty() => {
+                        let first = serde_json::json!({"type": "text", "text": s.clone()});
+                        self.body.insert("system".into(), Value::Array(vec![first, block]));
+                    }
+                    _ => {
+                        self.body.insert("system".into(), Value::String(text.to_owned()));
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn append_to_content(message: &mut Value, text: &str) {
+    match message.get_mut("content") {
+        Some(Value::String(s)) => {
+            s.push_str("\n\n");
+            s.push_str(text);
+        }
+        Some(Value::Array(parts)) => parts.push(serde_json::json!({"type": "text", "text": text})),
+        _ => {
+            message["content"] = Value::String(text.to_owned());
+        }
+    }
+}
+
+/// A feature that wants to see or change turns.
+pub trait TurnHook: Send + Sync + 'static {
+    /// On the request path, before forwarding: must be quick and never block.
+    fn before_forward(&self, _ctx: &TurnContext, _request: &mut PreparedRequest) {}
+
+    /// Off the request path, once the response has ended (or failed) and been assembled.
+    fn after_response(&self, _turn: &TurnRecord) {}
+}
+
+/// The ordered list of hooks, fixed at start-up.
+#[derive(Clone, Default)]
+pub struct Hooks(Arc<[Arc<dyn TurnHook>]>);
+
+impl Hooks {
+    pub fn new(hooks: Vec<Arc<dyn TurnHook>>) -> Self {
+        Self(hooks.into())
+    }
+
+    pub(crate) fn before_forward(&self, ctx: &TurnContext, request: &mut PreparedRequest) {
+        for h in self.0.iter() {
+            h.before_forward(ctx, request);
+        }
+    }
+
+    pub(crate) fn after_response(&self, turn: &TurnRecord) {
+        for h in self.0.iter() {
+            h.after_response(turn);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn req(dialect: Dialect, body: Value) -> PreparedRequest {
+        PreparedRequest { dialect, body: body.as_object().unwrap().clone(), injected: vec![] }
+    }
+
+    #[test]
+    fn appends_after_the_last_system_message() {
+        let mut r = req(Dialect::OpenAi, json!({"messages": [
+            {"role": "system", "content": "agent prompt"}, {"role": "user", "content": "hi"}]}));
+        r.append_system("SKILLS");
+        assert_eq!(r.body["messages"][0]["content"], "agent prompt\n\nSKILLS");
+        let mut r = req(Dialect::OpenAi, json!({"messages": [{"role": "user", "content": "hi"}]}));
+        r.append_system("SKILLS");
+        assert_eq!(r.body["messages"][0], json!({"role": "system", "content": "SKILLS"}));
+    }
+
+    #[test]
+    fn anthropic_system_gets_an_extra_block_and_keeps_cached_ones() {
+        let stable = json!({"type": "text", "text": "stable", "cache_control": {"type": "ephemeral"}});
+        let mut r = req(Dialect::Anthropic, json!({"system": [stable.clone()], "messages": []}));
+        r.append_system("SKILLS");
+        assert_eq!(r.body["system"], json!([stable, {"type": "text", "text": "SKILLS"}]));
+        let mut r = req(Dialect::Anthropic, json!({"system": "plain", "messages": []}));
+        r.append_system("SKILLS");
+        assert_eq!(r.body["system"][1]["text"], "SKILLS");
+        assert_eq!(r.body["system"][0]["text"], "plain");
+    }
+}

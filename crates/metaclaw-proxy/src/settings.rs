@@ -1,0 +1,79 @@
+use std::time::Duration;
+
+use metaclaw_domain::Dialect;
+
+/// Everything the request path needs from the configuration, resolved once at start-up.
+#[derive(Debug, Clone)]
+pub struct ProxySettings {
+    /// `proxy.api_key`; empty disables the check.
+    pub api_key: String,
+    pub max_body_bytes: u64,
+    pub upstream: UpstreamSettings,
+    /// `llm.model_id`; when set it replaces the model the client asked for.
+    pub model_override: Option<String>,
+    /// Advertised on `/v1/models`.
+    pub served_model: String,
+    /// `max_context_tokens`; 0 disables truncation.
+    pub max_context_tokens: u64,
+    pub session_idle_timeout: Duration,
+}
+
+#[derive(Debug, Clone)]
+pub struct UpstreamSettings {
+    /// The API the upstream speaks: Anthropic only for `llm.provider: anthropic`.
+    pub dialect: Dialect,
+    /// `llm.api_base` without a trailing slash.
+    pub api_base: String,
+    /// `llm.api_key`; empty means the client's own credentials are passed through.
+    pub api_key: String,
+    pub timeout: Duration,
+}
+
+impl UpstreamSettings {
+    pub fn chat_url(&self) -> String {
+        format!("{}/chat/completions", self.api_base)
+    }
+
+    /// Anthropic bases are given with or without `/v1`; accept both.
+    pub fn messages_url(&self) -> String {
+        if self.api_base.ends_with("/v1") {
+            format!("{}/messages", self.api_base)
+        } else {
+            format!("{}/v1/messages", self.api_base)
+        }
+    }
+
+    pub fn is_openrouter(&self) -> bool {
+        self.api_base.contains("openrouter.ai")
+    }
+}
+
+impl ProxySettings {
+    pub fn from_config(config: &metaclaw_config::Config) -> Self {
+        let dialect = match config.llm.provider {
+            metaclaw_config::LlmProvider::Anthropic => Dialect::Anthropic,
+            _ => Dialect::OpenAi,
+        };
+        let model = config.llm.model_id.trim();
+        Self {
+            api_key: config.proxy.api_key.clone(),
+            max_body_bytes: config.proxy.max_body_bytes,
+            upstream: UpstreamSettings {
+                dialect,
+                api_base: config.llm.api_base.trim_end_matches('/').to_owned(),
+                api_key: config.llm.api_key.clone(),
+                timeout: Duration::from_secs(config.llm.timeout_seconds.max(1)),
+            },
+            model_override: (!model.is_empty()).then(|| model.to_owned()),
+            served_model: config.served_model().to_owned(),
+            max_context_tokens: config.max_context_tokens,
+            session_idle_timeout: Duration::from_secs(config.session.idle_timeout.max(1)),
+        }
+    }
+
+    /// Pass-through mode: no stored upstream key and no proxy key, so the client's own
+    /// credentials are the upstream's.
+    pub fn pass_through_auth(&self) -> bool {
+        self.upstream.api_key.is_empty() && self.api_key.is_empty()
+    }
+}

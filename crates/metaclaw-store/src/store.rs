@@ -1,0 +1,277 @@
+//! The [`Store`] handle: owns the writer thread and a read connection.
+
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{self, Sender};
+use std::sync::{Mutex, MutexGuard};
+use std::thread::JoinHandle;
+
+use chrono::{DateTime, Utc};
+use rusqlite::Connection;
+
+use crate::error::{Result, StoreError};
+use crate::recorder::Recorder;
+use crate::retention::PruneReport;
+use crate::sessions::{self, SessionRow};
+use crate::turns::{self, TurnRow};
+use crate::writer::{self, Message};
+use crate::{connection, migrations};
+
+/// The turn log. Writes go through [`Recorder`]s to one background writer thread; reads use
+/// their own connection (WAL lets them run while the writer commits).
+///
+/// Dropping the store flushes pending records and stops the writer (like [`Store::close`],
+/// but errors are only logged).
+#[derive(Debug)]
+pub struct Store {
+    path: PathBuf,
+    /// Reads are for the CLI and dashboard, not the hot path: one connection is enough.
+    reader: Mutex<Connection>,
+    /// `None` when opened read-only.
+    writer: Option<WriterHandle>,
+}
+
+#[derive(Debug)]
+struct WriterHandle {
+    tx: Sender<Message>,
+    thread: JoinHandle<()>,
+}
+
+impl Store {
+    /// Opens (creating if needed) and migrates the database, then starts the writer thread.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self> {
+        let path = path.as_ref().to_owned();
+        let mut write_conn = connection::open_writer(&path)?;
+        migrations::migrate(&mut write_conn)?;
+        let reader = connection::open_reader(&path)?;
+        let (tx, rx) = mpsc::channel();
+        let thread = writer::spawn(write_conn, rx)?;
+        tracing::debug!(path = %path.display(), "store: opened");
+        Ok(Self {
+            path,
+            reader: Mutex::new(reader),
+            writer: Some(WriterHandle { tx, thread }),
+        })
+    }
+
+    /// Opens an existing database for reading only, e.g. from the CLI while the daemon runs.
+    /// Starts no writer and runs no migrations: the schema must be exactly this build's.
+    pub fn open_read_only(path: impl AsRef<Path>) -> Result<Self> {
+        let path = path.as_ref().to_owned();
+        let reader = connection::open_reader(&path)?;
+        migrations::require_current(&reader)?;
+        Ok(Self {
+            path,
+            reader: Mutex::new(reader),
+            writer: None,
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn is_read_only(&self) -> bool {
+        self.writer.is_none()
+    }
+
+    /// A handle for recording; records sent to a read-only store's recorder are dropped
+    /// with a warning.
+    pub fn recorder(&self) -> Recorder {
+        Recorder::new(self.writer.as_ref().map(|w| w.tx.clone()))
+    }
+
+    /// Blocks until everything sent (by any recorder) before this call is committed.
+    /// Records that failed even after retry are logged, not reported here.
+    pub fn flush(&self) -> Result<()> {
+        let Some(writer) = &self.writer else {
+            return Ok(());
+        };
+        let (reply, done) = mpsc::channel();
+        writer
+            .tx
+            .send(Message::Flush(reply))
+            .map_err(|_| StoreError::WriterGone)?;
+        done.recv().map_err(|_| StoreError::WriterGone)
+    }
+
+    /// Retention: deletes turns started before `older_than`, sessions left with no turns
+    /// and blobs no turn references. Runs on the writer thread after pending records.
+    pub fn prune(&self, older_than: DateTime<Utc>) -> Result<PruneReport> {
+        let writer = self.writer.as_ref().ok_or(StoreError::ReadOnly)?;
+        let (reply, done) = mpsc::channel();
+        writer
+            .tx
+            .send(Message::Prune { older_than, reply })
+            .map_err(|_| StoreError::WriterGone)?;
+        done.recv().map_err(|_| StoreError::WriterGone)?
+    }
+
+    /// Commits everything pending and stops the writer thread.
+    pub fn close(mut self) -> Result<()> {
+        self.shutdown()
+    }
+
+    fn shutdown(&mut self) -> Result<()> {
+        let Some(WriterHandle { tx, thread }) = self.writer.take() else {
+            return Ok(());
+        };
+        // If the send fails the thread has already ended; join tells us how.
+        let sent = tx.send(Message::Shutdown).is_ok();
+        let joined = thread.join().is_ok();
+        if sent && joined {
+            Ok(())
+        } else {
+            Err(StoreError::WriterGone)
+        }
+    }
+
+    fn read(&self) -> MutexGuard<'_, Connection> {
+        // A panic mid-read leaves the connection usable; ignore the poison.
+        self.reader.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Most recently active sessions first.
+    pub fn sessions(&self, limit: usize) -> Result<Vec<SessionRow>> {
+        sessions::list(&self.read(), limit)
+    }
+
+    pub fn session(&self, id: &str) -> Result<Option<SessionRow>> {
+        sessions::get(&self.read(), id)
+    }
+
+    /// Ordered by `seq`, requests reinflated.
+    pub fn turns_in_session(&self, session_id: &str) -> Result<Vec<TurnRow>> {
+        turns::in_session(&self.read(), session_id)
+    }
+
+    /// Ordered by `seq`.
+    pub fn turn_ids_in_session(&self, session_id: &str) -> Result<Vec<String>> {
+        turns::ids_in_session(&self.read(), session_id)
+    }
+
+    /// The turn with its request reinflated to exactly the recorded JSON.
+    pub fn turn(&self, id: &str) -> Result<Option<TurnRow>> {
+        turns::get(&self.read(), id)
+    }
+
+    pub fn turn_count(&self) -> Result<u64> {
+        turns::count(&self.read())
+    }
+
+    /// Turns started at or after `since` (e.g. "turns today").
+    pub fn turns_since(&self, since: DateTime<Utc>) -> Result<u64> {
+        turns::count_since(&self.read(), since)
+    }
+
+    #[cfg(test)]
+    pub(crate) fn hold_writer(&self) -> Sender<()> {
+        let (release, hold) = mpsc::channel();
+        if let Some(w) = &self.writer {
+            w.tx.send(Message::Hold(hold)).expect("writer alive");
+        }
+        release
+    }
+}
+
+impl Drop for Store {
+    fn drop(&mut self) {
+        if let Err(error) = self.shutdown() {
+            tracing::error!(%error, path = %self.path.display(), "store: writer did not stop cleanly");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::TimeZone;
+    use metaclaw_domain::{Dialect, SessionSource, TurnRecord, TurnStatus, TurnType, Usage};
+    use serde_json::json;
+
+    use super::*;
+
+    fn turn(session: &str, id: &str) -> TurnRecord {
+        TurnRecord {
+            turn_id: id.to_owned(),
+            session_id: session.to_owned(),
+            session_source: SessionSource::Body,
+            turn_type: TurnType::Main,
+            api: Dialect::OpenAi,
+            stream: false,
+            model: None,
+            request: json!({"messages": [{"role": "system", "content": "sys"}], "tools": []}),
+            response: None,
+            status: TurnStatus::Ok,
+            http_status: 200,
+            error: None,
+            usage: Usage::default(),
+            started_at: Utc.with_ymd_and_hms(2025, 1, 1, 0, 0, 0).unwrap(),
+            latency_ms: 1.0,
+            ttfb_ms: None,
+            injected: json!({}),
+        }
+    }
+
+    fn open() -> (tempfile::TempDir, Store) {
+        let dir = tempfile::TempDir::new().unwrap();
+        let store = Store::open(dir.path().join("db.sqlite")).unwrap();
+        (dir, store)
+    }
+
+    /// Queues `ids` while the writer is stalled, so they are written as one batch.
+    fn record_as_one_batch(store: &Store, ids: &[&str]) {
+        let release = store.hold_writer();
+        let rec = store.recorder();
+        for id in ids {
+            // "x-dup" records a second turn with id "x".
+            rec.record_turn(turn("s", id.trim_end_matches("-dup")));
+        }
+        drop(release);
+        store.flush().unwrap();
+    }
+
+    fn poison(store: &Store, action: &str) {
+        let conn = Connection::open(store.path()).unwrap();
+        conn.execute_batch(&format!(
+            "CREATE TRIGGER poison BEFORE INSERT ON turns WHEN NEW.id LIKE 'poison%'
+             BEGIN SELECT RAISE({action}, 'poisoned turn'); END;"
+        ))
+        .unwrap();
+    }
+
+    #[test]
+    fn duplicate_inside_one_batch_does_not_sink_the_batch() {
+        let (_dir, store) = open();
+        record_as_one_batch(&store, &["a", "b", "a-dup", "c"]);
+        assert_eq!(store.turn_ids_in_session("s").unwrap(), ["a", "b", "c"]);
+        assert_eq!(store.session("s").unwrap().unwrap().turn_count, 3);
+    }
+
+    #[test]
+    fn statement_level_failure_loses_only_that_turn() {
+        let (_dir, store) = open();
+        poison(&store, "ABORT");
+        record_as_one_batch(&store, &["a", "poison-1", "b"]);
+        assert_eq!(store.turn_ids_in_session("s").unwrap(), ["a", "b"]);
+    }
+
+    #[test]
+    fn transaction_level_failure_falls_back_to_one_turn_per_transaction() {
+        let (_dir, store) = open();
+        // RAISE(ROLLBACK) aborts the whole transaction, like SQLITE_FULL would.
+        poison(&store, "ROLLBACK");
+        record_as_one_batch(&store, &["a", "poison-1", "b", "c"]);
+        assert_eq!(store.turn_ids_in_session("s").unwrap(), ["a", "b", "c"]);
+        assert_eq!(store.session("s").unwrap().unwrap().turn_count, 3);
+        // And the writer is still healthy afterwards.
+        store.recorder().record_turn(turn("s", "d"));
+        store.flush().unwrap();
+        assert_eq!(store.turn("d").unwrap().unwrap().seq, 4);
+    }
+
+    #[test]
+    fn flush_and_close_report_a_dead_writer_only_when_dead() {
+        let (_dir, store) = open();
+        store.flush().unwrap();
+        store.close().unwrap();
+    }
+}

@@ -1,0 +1,281 @@
+//! The background writer: the only thread that writes to the database.
+//!
+//! Group commit: block for one message, take whatever else is already queued (up to
+//! [`MAX_BATCH`]), write it all in one transaction, commit, repeat. Under light load a turn
+//! is committed a few milliseconds after it is sent; under heavy load batches grow and the
+//! per-commit fsync cost is shared, so throughput keeps up.
+
+use std::sync::mpsc::{Receiver, Sender};
+use std::thread::{self, JoinHandle};
+
+use chrono::{DateTime, Utc};
+use metaclaw_domain::{SessionEndReason, SessionSource, TurnRecord};
+use rusqlite::{Connection, TransactionBehavior};
+
+use crate::error::{Result, StoreError};
+use crate::retention::{self, PruneReport};
+use crate::turns::PreparedTurn;
+use crate::{sessions, timestamp, turns};
+
+/// Upper bound on one transaction, so a large backlog still commits in steady steps.
+const MAX_BATCH: usize = 1024;
+
+/// A change to the log, sent by a [`crate::Recorder`].
+#[derive(Debug)]
+pub(crate) enum Write {
+    Turn(Box<TurnRecord>),
+    SessionSeen {
+        session_id: String,
+        source: SessionSource,
+        at: DateTime<Utc>,
+    },
+    SessionEnded {
+        session_id: String,
+        reason: SessionEndReason,
+        at: DateTime<Utc>,
+    },
+}
+
+impl Write {
+    /// For logs about a record that could not be stored.
+    pub(crate) fn describe(&self) -> String {
+        match self {
+            Self::Turn(t) => format!("turn {} (session {})", t.turn_id, t.session_id),
+            Self::SessionSeen { session_id, .. } => format!("session_seen {session_id}"),
+            Self::SessionEnded { session_id, .. } => format!("session_ended {session_id}"),
+        }
+    }
+}
+
+#[derive(Debug)]
+pub(crate) enum Message {
+    Write(Write),
+    /// Answered once everything sent before it is committed.
+    Flush(Sender<()>),
+    Prune {
+        older_than: DateTime<Utc>,
+        reply: Sender<Result<PruneReport>>,
+    },
+    /// Commit everything queued, then stop.
+    Shutdown,
+    /// Tests: stall the writer until the sender side is dropped, so a batch piles up.
+    #[cfg(test)]
+    Hold(std::sync::mpsc::Receiver<()>),
+}
+
+/// A write with its CPU work (serialization, hashing) already done.
+#[derive(Debug)]
+enum Op {
+    Turn(Box<PreparedTurn>),
+    SessionSeen {
+        session_id: String,
+        source: SessionSource,
+        at: String,
+    },
+    SessionEnded {
+        session_id: String,
+        reason: SessionEndReason,
+        at: String,
+    },
+}
+
+impl Op {
+    fn prepare(write: Write) -> Result<Self> {
+        Ok(match write {
+            Write::Turn(t) => Self::Turn(Box::new(PreparedTurn::new(*t)?)),
+            Write::SessionSeen {
+                session_id,
+                source,
+                at,
+            } => Self::SessionSeen {
+                session_id,
+                source,
+                at: timestamp::format(at),
+            },
+            Write::SessionEnded {
+                session_id,
+                reason,
+                at,
+            } => Self::SessionEnded {
+                session_id,
+                reason,
+                at: timestamp::format(at),
+            },
+        })
+    }
+
+    fn describe(&self) -> String {
+        match self {
+            Self::Turn(t) => format!(
+                "turn {} (session {})",
+                t.record.turn_id, t.record.session_id
+            ),
+            Self::SessionSeen { session_id, .. } => format!("session_seen {session_id}"),
+            Self::SessionEnded { session_id, .. } => format!("session_ended {session_id}"),
+        }
+    }
+
+    fn apply(&self, conn: &Connection) -> Result<()> {
+        match self {
+            Self::Turn(t) => turns::insert(conn, t),
+            Self::SessionSeen {
+                session_id,
+                source,
+                at,
+            } => sessions::touch(conn, session_id, *source, at),
+            Self::SessionEnded {
+                session_id,
+                reason,
+                at,
+            } => {
+                if !sessions::end(conn, session_id, *reason, at)? {
+                    // Sessions are created by their turns; one without any is not worth a row.
+                    tracing::debug!(%session_id, "store: end of a session with no stored turns");
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+pub(crate) fn spawn(conn: Connection, rx: Receiver<Message>) -> Result<JoinHandle<()>> {
+    thread::Builder::new()
+        .name("metaclaw-store-writer".into())
+        .spawn(move || run(conn, rx))
+        .map_err(StoreError::SpawnWriter)
+}
+
+fn run(mut conn: Connection, rx: Receiver<Message>) {
+    let mut pending: Vec<Op> = Vec::new();
+    let mut shutting_down = false;
+    while let Ok(first) = rx.recv() {
+        let mut next = Some(first);
+        let mut taken = 0usize;
+        while let Some(message) = next.take() {
+            taken += 1;
+            match message {
+                Message::Write(write) => match Op::prepare(write) {
+                    Ok(op) => pending.push(op),
+                    Err(error) => tracing::error!(%error, "store: record not storable; dropped"),
+                },
+                Message::Flush(reply) => {
+                    commit(&mut conn, &mut pending);
+                    let _ = reply.send(());
+                }
+                Message::Prune { older_than, reply } => {
+                    commit(&mut conn, &mut pending);
+                    let _ = reply.send(retention::prune(&mut conn, older_than));
+                }
+                Message::Shutdown => shutting_down = true,
+                #[cfg(test)]
+                Message::Hold(release) => {
+                    let _ = release.recv();
+                }
+            }
+            // On shutdown, drain everything regardless of batch size.
+            if taken < MAX_BATCH || shutting_down {
+                next = rx.try_recv().ok();
+            }
+        }
+        commit(&mut conn, &mut pending);
+        if shutting_down {
+            break;
+        }
+    }
+    tracing::debug!("store: writer stopped");
+}
+
+/// Writes `pending` in one transaction, never returning an error: the writer keeps going.
+///
+/// Recovery: an op failing on its own (e.g. a duplicate turn id) is rolled back alone and
+/// retried once with the other failures; a failed transaction is retried once as a whole
+/// (transient: busy, I/O), then split into one transaction per op so a poisoned op cannot
+/// sink the others. Every record that is still not stored is logged by name.
+fn commit(conn: &mut Connection, pending: &mut Vec<Op>) {
+    if pending.is_empty() {
+        return;
+    }
+    let mut todo: Vec<&Op> = pending.iter().collect();
+    for attempt in 1..=2 {
+        match write_batch(conn, &todo) {
+            Ok(failed) if failed.is_empty() => {
+                todo.clear();
+                break;
+            }
+            Ok(failed) if attempt == 2 => {
+                for (op, error) in failed {
+                    tracing::error!(record = %op.describe(), %error, "store: record lost after retry");
+                }
+                todo.clear();
+                break;
+            }
+            Ok(failed) => {
+                tracing::warn!(
+                    failed = failed.len(),
+                    "store: some records failed to write; retrying"
+                );
+                todo = failed.into_iter().map(|(op, _)| op).collect();
+            }
+            Err(error) => {
+                tracing::warn!(attempt, records = todo.len(), %error, "store: batch transaction failed");
+            }
+        }
+    }
+    // Non-empty only if the transaction failed twice as a whole.
+    write_one_by_one(conn, &todo);
+    pending.clear();
+}
+
+fn write_one_by_one(conn: &mut Connection, ops: &[&Op]) {
+    let mut ops = ops.iter();
+    while let Some(&op) = ops.next() {
+        let error = match write_batch(conn, &[op]) {
+            Ok(mut failed) => match failed.pop() {
+                None => continue,
+                Some((_, error)) => error,
+            },
+            Err(error) => error,
+        };
+        tracing::error!(record = %op.describe(), %error, "store: record lost after retry");
+        // Another process holding the lock would make every remaining op wait out the busy
+        // timeout in turn; give up on the batch instead of stalling for minutes.
+        if is_busy(&error) {
+            for op in ops.by_ref() {
+                tracing::error!(record = %op.describe(), %error, "store: record lost (database busy)");
+            }
+        }
+    }
+}
+
+fn is_busy(error: &StoreError) -> bool {
+    matches!(
+        error,
+        StoreError::Sqlite(e) if matches!(
+            e.sqlite_error_code(),
+            Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+        )
+    )
+}
+
+/// `Err` when the transaction as a whole failed (nothing of it is committed); otherwise the
+/// ops that failed individually (everything else is committed).
+fn write_batch<'a>(conn: &mut Connection, ops: &[&'a Op]) -> Result<Vec<(&'a Op, StoreError)>> {
+    let mut tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let mut failed = Vec::new();
+    for &op in ops {
+        let sp = tx.savepoint()?;
+        match op.apply(&sp) {
+            Ok(()) => sp.commit()?,
+            Err(error) => {
+                drop(sp); // rolls back this op only
+                // Errors like SQLITE_FULL make SQLite roll back the whole transaction.
+                if tx.is_autocommit() {
+                    return Err(error);
+                }
+                failed.push((op, error));
+            }
+        }
+    }
+    tx.commit()?;
+    Ok(failed)
+}
