@@ -1,0 +1,83 @@
+//! Shared setup for the in-process proxy tests: a mock upstream and a running core on port 0.
+
+#![allow(dead_code)]
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use metaclaw_config::{Config, Home, LlmProvider};
+use metaclaw_core::{CoreOptions, RunningCore};
+use metaclaw_domain::{Clock, SystemClock};
+use metaclaw_tests::mock_upstream::MockUpstream;
+
+pub const PROXY_KEY: &str = "proxy-key";
+
+pub struct Harness {
+    pub mock: MockUpstream,
+    pub core: Option<RunningCore>,
+    pub base: String,
+    pub client: reqwest::Client,
+    _home: tempfile::TempDir,
+}
+
+pub fn config_for(mock: &MockUpstream) -> Config {
+    let mut config = Config::default();
+    config.llm.provider = LlmProvider::Custom;
+    config.llm.model_id = "mock-model".into();
+    config.llm.api_base = mock.openai_base();
+    config.llm.api_key = "upstream-key".into();
+    config.llm.timeout_seconds = 2;
+    config.proxy.api_key = PROXY_KEY.into();
+    config
+}
+
+impl Harness {
+    pub async fn start() -> Self {
+        Self::start_with(|_| {}).await
+    }
+
+    pub async fn start_with(edit: impl FnOnce(&mut Config)) -> Self {
+        Self::start_full(edit, Arc::new(SystemClock)).await
+    }
+
+    pub async fn start_full(edit: impl FnOnce(&mut Config), clock: Arc<dyn Clock>) -> Self {
+        let mock = MockUpstream::start().await.expect("mock upstream");
+        let mut config = config_for(&mock);
+        edit(&mut config);
+        let home = tempfile::tempdir().expect("tempdir");
+        let mut opts = CoreOptions::new(Home::at(home.path()), config);
+        opts.bind = Some("127.0.0.1:0".parse().unwrap());
+        opts.clock = clock;
+        let core = metaclaw_core::start(opts).await.expect("core starts");
+        let base = format!("http://{}", core.addr());
+        let client = reqwest::Client::builder().timeout(Duration::from_secs(10)).build().unwrap();
+        Self { mock, core: Some(core), base, client, _home: home }
+    }
+
+    pub fn core(&self) -> &RunningCore {
+        self.core.as_ref().expect("core running")
+    }
+
+    pub fn post(&self, path: &str) -> reqwest::RequestBuilder {
+        self.client.post(format!("{}{path}", self.base)).bearer_auth(PROXY_KEY)
+    }
+
+    /// Wait until the store holds `n` turns (turns are recorded off the request path).
+    pub async fn wait_turns(&self, n: u64) {
+        for _ in 0..200 {
+            self.core().store().flush().unwrap();
+            if self.core().store().turn_count().unwrap() >= n {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        panic!("expected {n} turns, have {}", self.core().store().turn_count().unwrap());
+    }
+
+    pub async fn stop(mut self) {
+        if let Some(core) = self.core.take() {
+            core.shutdown().await.unwrap();
+        }
+        self.mock.stop().await;
+    }
+}
