@@ -1,1 +1,1307 @@
-fn main() {}
+//! `proxy-bench [--metaclaw PATH] [--requests N] [--json]`
+//!
+//! Measures what the MetaClaw proxy adds on top of an OpenAI-compatible upstream. The mock
+//! upstream (`mock-upstream`) and the daemon (`metaclaw start --foreground`) run as separate
+//! processes, so their CPU time can be read from `/proc` and attributed. Steps:
+//!
+//! 1. start the mock upstream on a free port;
+//! 2. start the daemon 5 times (fresh home each time), timing spawn → `/healthz` 200;
+//! 3. idle RSS of the last instance (kept running for the rest);
+//! 4. a deterministic ~14 KB OpenClaw-like agent request body;
+//! 5. latency at concurrency 1, direct vs proxied, interleaved in blocks;
+//! 6. throughput at concurrency 64 for a fixed duration, proxied and direct;
+//! 7. daemon CPU per request during the proxied c=64 phase;
+//! 8. streaming: time to first SSE chunk, and every SSE event passed through unchanged;
+//! 9. a markdown table (or `--json`) with targets and PASS/MISS.
+//!
+//! Exits 0 when the report was produced (even with MISSes); 1 on harness errors, including
+//! SSE events lost or altered by the proxy. Every child process is stopped on every path
+//! (guards with `Drop`, plus a signal watcher for SIGINT/SIGTERM/SIGHUP).
+
+use std::fmt::Write as _;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdout, Command, ExitCode, ExitStatus, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, anyhow, bail, ensure};
+use bytes::Bytes;
+use clap::Parser;
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderValue};
+use serde_json::{Value, json};
+
+const PROXY_KEY: &str = "proxy-key";
+const UPSTREAM_KEY: &str = "k";
+const MODEL: &str = "mock-model";
+
+// Targets from the brief.
+const TARGET_ADDED_P50_MS: f64 = 0.5;
+const TARGET_ADDED_P99_MS: f64 = 2.0;
+const TARGET_RPS: f64 = 2500.0;
+const TARGET_IDLE_RSS_MB: f64 = 25.0;
+const TARGET_READY_MS: f64 = 150.0;
+
+#[derive(Parser, Debug)]
+#[command(name = "proxy-bench", about = "Measures the latency, throughput, CPU and memory the MetaClaw proxy adds")]
+struct Args {
+    /// The `metaclaw` binary (default: next to this executable).
+    #[arg(long)]
+    metaclaw: Option<PathBuf>,
+    /// The `mock-upstream` binary (default: next to this executable).
+    #[arg(long)]
+    mock: Option<PathBuf>,
+    /// Sequential requests per side (direct, proxied) at concurrency 1.
+    #[arg(long, default_value_t = 2000)]
+    requests: usize,
+    /// Warm-up requests per side before the concurrency-1 phase.
+    #[arg(long, default_value_t = 200)]
+    warmup: usize,
+    /// Requests per block when alternating direct/proxied at concurrency 1.
+    #[arg(long, default_value_t = 100)]
+    block: usize,
+    /// Concurrent client tasks in the throughput phase.
+    #[arg(long, default_value_t = 64)]
+    concurrency: usize,
+    /// Seconds per side in the throughput phase.
+    #[arg(long, default_value_t = 5.0)]
+    duration: f64,
+    /// Streamed requests per side.
+    #[arg(long, default_value_t = 200)]
+    stream_requests: usize,
+    /// Content deltas per streamed reply (passed to `mock-upstream --stream-chunks`).
+    #[arg(long, default_value_t = 32)]
+    stream_chunks: usize,
+    /// Daemon start-ups to time.
+    #[arg(long, default_value_t = 5)]
+    startups: usize,
+    /// Print the report as JSON instead of a markdown table.
+    #[arg(long)]
+    json: bool,
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    watch_signals();
+    match run(&args) {
+        Ok(report) => {
+            if args.json {
+                println!("{}", serde_json::to_string_pretty(&report.to_json()).unwrap_or_default());
+            } else {
+                print!("{}", report.to_markdown());
+            }
+            if report.harness_ok() {
+                ExitCode::SUCCESS
+            } else {
+                eprintln!("proxy-bench: FAIL: {}", report.harness_failures().join("; "));
+                ExitCode::from(1)
+            }
+        }
+        Err(e) => {
+            eprintln!("proxy-bench: error: {e:#}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+macro_rules! progress {
+    ($($t:tt)*) => {{
+        eprintln!("[proxy-bench] {}", format!($($t)*));
+    }};
+}
+
+// ------------------------------------------------------------------------------------ children
+
+/// PIDs of running children, for the signal watcher.
+static CHILDREN: Mutex<Vec<u32>> = Mutex::new(Vec::new());
+
+fn children() -> std::sync::MutexGuard<'static, Vec<u32>> {
+    CHILDREN.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// On SIGINT/SIGTERM/SIGHUP: SIGTERM every child, reap them, exit 130.
+fn watch_signals() {
+    let spawned = std::thread::Builder::new().name("signals".into()).spawn(|| {
+        let Ok(rt) = tokio::runtime::Builder::new_current_thread().enable_all().build() else { return };
+        rt.block_on(async {
+            use tokio::signal::unix::{SignalKind, signal};
+            let (Ok(mut int), Ok(mut term), Ok(mut hup)) =
+                (signal(SignalKind::interrupt()), signal(SignalKind::terminate()), signal(SignalKind::hangup()))
+            else {
+                return std::future::pending().await;
+            };
+            tokio::select! {
+                _ = int.recv() => {}
+                _ = term.recv() => {}
+                _ = hup.recv() => {}
+            }
+        });
+        eprintln!("[proxy-bench] interrupted: stopping child processes");
+        let pids: Vec<u32> = children().clone();
+        for pid in &pids {
+            let _ = kill(Pid::from_raw(*pid as i32), Signal::SIGTERM);
+        }
+        let deadline = Instant::now() + Duration::from_secs(5);
+        for pid in &pids {
+            let pid = Pid::from_raw(*pid as i32);
+            loop {
+                use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
+                match waitpid(pid, Some(WaitPidFlag::WNOHANG)) {
+                    Ok(WaitStatus::StillAlive) if Instant::now() < deadline => {
+                        std::thread::sleep(Duration::from_millis(10))
+                    }
+                    Ok(WaitStatus::StillAlive) => {
+                        let _ = kill(pid, Signal::SIGKILL);
+                        let _ = waitpid(pid, None);
+                        break;
+                    }
+                    _ => break,
+                }
+            }
+        }
+        std::process::exit(130);
+    });
+    if let Err(e) = spawned {
+        progress!("could not start the signal watcher: {e}");
+    }
+}
+
+/// A child process that is stopped (SIGTERM, then SIGKILL after 10 s) and reaped when dropped.
+struct Proc {
+    name: &'static str,
+    child: Option<Child>,
+    pid: u32,
+    _stdout: Option<ChildStdout>,
+}
+
+impl Proc {
+    fn spawn(name: &'static str, cmd: &mut Command) -> Result<Proc> {
+        let child = cmd.spawn().with_context(|| format!("could not start {name} ({cmd:?})"))?;
+        let pid = child.id();
+        children().push(pid);
+        Ok(Proc { name, child: Some(child), pid, _stdout: None })
+    }
+
+    fn pid(&self) -> u32 {
+        self.pid
+    }
+
+    /// `Some(status)` when the process has already exited.
+    fn exited(&mut self) -> Option<ExitStatus> {
+        self.child.as_mut().and_then(|c| c.try_wait().ok().flatten())
+    }
+
+    /// SIGTERM and wait; SIGKILL after 10 s. Idempotent.
+    fn stop(&mut self) -> Result<ExitStatus> {
+        let Some(mut child) = self.child.take() else { bail!("{} was already stopped", self.name) };
+        let result = (|| {
+            if let Some(status) = child.try_wait()? {
+                return Ok(status);
+            }
+            let _ = kill(Pid::from_raw(self.pid as i32), Signal::SIGTERM);
+            let deadline = Instant::now() + Duration::from_secs(10);
+            loop {
+                if let Some(status) = child.try_wait()? {
+                    return Ok(status);
+                }
+                if Instant::now() > deadline {
+                    progress!("{} (pid {}) ignored SIGTERM for 10 s; killing it", self.name, self.pid);
+                    let _ = child.kill();
+                    return Ok(child.wait()?);
+                }
+                std::thread::sleep(Duration::from_millis(2));
+            }
+        })();
+        children().retain(|p| *p != self.pid);
+        result
+    }
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        if self.child.is_some() {
+            let _ = self.stop();
+        }
+    }
+}
+
+fn sibling_exe(name: &str) -> Result<PathBuf> {
+    Ok(std::env::current_exe().context("cannot find the proxy-bench executable")?.with_file_name(name))
+}
+
+fn free_port() -> Result<u16> {
+    let l = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).context("could not find a free port")?;
+    Ok(l.local_addr()?.port())
+}
+
+fn start_mock(exe: &Path, stream_chunks: usize, log: &Path) -> Result<(Proc, u16)> {
+    ensure!(exe.is_file(), "mock upstream binary not found at {} (build metaclaw-tests first)", exe.display());
+    let err = std::fs::File::create(log)?;
+    let mut cmd = Command::new(exe);
+    cmd.args(["--port", "0", "--no-record", "--stream-chunks", &stream_chunks.to_string()])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(err);
+    let mut proc = Proc::spawn("mock-upstream", &mut cmd)?;
+    let stdout = proc.child.as_mut().and_then(|c| c.stdout.take()).ok_or_else(|| anyhow!("no mock stdout"))?;
+    let mut reader = BufReader::new(stdout);
+    let mut line = String::new();
+    reader.read_line(&mut line).context("reading the mock's first line")?;
+    let port = line
+        .trim()
+        .strip_prefix("listening on http://127.0.0.1:")
+        .and_then(|p| p.parse::<u16>().ok())
+        .ok_or_else(|| anyhow!("unexpected first line from mock-upstream: {line:?}; log: {}", tail(log)))?;
+    proc._stdout = Some(reader.into_inner());
+    Ok((proc, port))
+}
+
+fn tail(path: &Path) -> String {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(20)..].join("\n")
+}
+
+/// A daemon instance with its own home directory.
+struct Daemon {
+    proc: Proc,
+    port: u16,
+    home: tempfile::TempDir,
+}
+
+impl Daemon {
+    fn log(&self) -> PathBuf {
+        self.home.path().join("bench-daemon.log")
+    }
+}
+
+/// Spawns `metaclaw start --foreground` with a fresh home and returns it with the time from
+/// spawn until `/healthz` answered 200.
+fn start_daemon(exe: &Path, mock_port: u16) -> Result<(Daemon, Duration)> {
+    let home = tempfile::Builder::new().prefix("metaclaw-bench-").tempdir()?;
+    let port = free_port()?;
+    let config = format!(
+        "mode: skills_only\n\
+         llm: {{provider: custom, model_id: {MODEL}, api_base: \"http://127.0.0.1:{mock_port}/v1\", api_key: {UPSTREAM_KEY}, timeout_seconds: 30}}\n\
+         proxy: {{port: {port}, api_key: {PROXY_KEY}}}\n\
+         skills: {{enabled: false}}\n"
+    );
+    std::fs::write(home.path().join("config.yaml"), config)?;
+    let log_path = home.path().join("bench-daemon.log");
+    let log = std::fs::File::create(&log_path)?;
+    let mut cmd = Command::new(exe);
+    cmd.args(["start", "--foreground"])
+        .env("METACLAW_HOME", home.path())
+        .stdin(Stdio::null())
+        .stdout(log.try_clone()?)
+        .stderr(log);
+    let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
+    let t0 = Instant::now();
+    let proc = Proc::spawn("metaclaw", &mut cmd)?;
+    let mut daemon = Daemon { proc, port, home };
+    let deadline = t0 + Duration::from_secs(15);
+    loop {
+        if healthz_ok(addr) {
+            return Ok((daemon, t0.elapsed()));
+        }
+        if let Some(status) = daemon.proc.exited() {
+            bail!("metaclaw exited during start-up ({status}); log:\n{}", tail(&log_path));
+        }
+        if Instant::now() > deadline {
+            bail!("metaclaw did not answer /healthz within 15 s; log:\n{}", tail(&daemon.log()));
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+/// One plain HTTP/1.1 probe of `/healthz` (no client library in the timing).
+fn healthz_ok(addr: SocketAddr) -> bool {
+    let probe = || -> std::io::Result<bool> {
+        let mut s = TcpStream::connect_timeout(&addr, Duration::from_millis(200))?;
+        s.set_read_timeout(Some(Duration::from_millis(500)))?;
+        s.set_nodelay(true)?;
+        s.write_all(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")?;
+        let mut buf = Vec::with_capacity(512);
+        s.read_to_end(&mut buf)?;
+        let text = String::from_utf8_lossy(&buf);
+        Ok(text.starts_with("HTTP/1.1 200") && text.contains("\"ok\":true"))
+    };
+    probe().unwrap_or(false)
+}
+
+// ------------------------------------------------------------------------------------- /proc
+
+fn rss_mb(pid: u32) -> Result<f64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
+    let kb: f64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .ok_or_else(|| anyhow!("no VmRSS in /proc/{pid}/status"))?;
+    Ok(kb / 1024.0)
+}
+
+/// utime + stime in clock ticks.
+fn cpu_ticks(pid: u32) -> Result<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
+    let rest = stat.rfind(')').map(|i| &stat[i + 1..]).ok_or_else(|| anyhow!("bad /proc/{pid}/stat"))?;
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    ensure!(f.len() > 12, "short /proc/{pid}/stat");
+    Ok(f[11].parse::<u64>()? + f[12].parse::<u64>()?)
+}
+
+fn clk_tck() -> u64 {
+    Command::new("getconf")
+        .arg("CLK_TCK")
+        .output()
+        .ok()
+        .and_then(|o| String::from_utf8(o.stdout).ok())
+        .and_then(|s| s.trim().parse().ok())
+        .filter(|t| *t > 0)
+        .unwrap_or(100)
+}
+
+/// Waits until the process used no CPU for 200 ms (work deferred past the responses, such as
+/// recording turns, belongs to the requests too). Gives up after `max`.
+fn wait_quiet(pid: u32, max: Duration) -> Result<u64> {
+    let deadline = Instant::now() + max;
+    let mut last = cpu_ticks(pid)?;
+    loop {
+        std::thread::sleep(Duration::from_millis(200));
+        let now = cpu_ticks(pid)?;
+        if now == last || Instant::now() > deadline {
+            return Ok(now);
+        }
+        last = now;
+    }
+}
+
+// ------------------------------------------------------------------------------ request body
+
+const SYSTEM_INTRO: &str = "You are a personal assistant running inside OpenClaw. You act on the user's behalf on \
+their own machine: you read and edit files, run shell commands, browse, and keep notes in the workspace. Be \
+direct, precise and calm. Prefer doing over describing: when a tool can answer a question, call it instead of \
+guessing, and report what you found with the evidence that matters.";
+
+const SYSTEM_SECTIONS: &[(&str, &[&str])] = &[
+    (
+        "Tooling",
+        &[
+            "Tool availability is filtered by policy; only the tools listed in this request may be called.",
+            "Call tools with exactly the JSON arguments their schema describes; never invent parameters.",
+            "Read a file before editing it, and edit with the smallest change that achieves the goal.",
+            "Long-running commands must use a timeout; prefer background jobs for servers and watchers.",
+            "When a command fails, read its output carefully before retrying with a different approach.",
+            "Do not run destructive commands (rm -rf, git reset --hard, force pushes) without explicit consent.",
+        ],
+    ),
+    (
+        "Workspace",
+        &[
+            "Your working directory is the user's workspace; treat it as the single source of truth.",
+            "AGENTS.md, SOUL.md, TOOLS.md and USER.md in the workspace root describe conventions; follow them.",
+            "Keep daily notes in memory/YYYY-MM-DD.md and long-term facts in MEMORY.md; write, do not just remember.",
+            "Never commit secrets. Treat tokens, keys and passwords in files as confidential.",
+            "Large generated artifacts belong in the build directory, never next to the sources.",
+        ],
+    ),
+    (
+        "Safety",
+        &[
+            "You have no independent goals: do not pursue self-preservation, replication or resource acquisition.",
+            "Prioritize safety and human oversight over completion; if instructions conflict, pause and ask.",
+            "Comply with stop and pause requests immediately and never bypass safeguards.",
+            "Do not exfiltrate private data; messages to third parties need the user's approval.",
+        ],
+    ),
+    (
+        "Messaging",
+        &[
+            "Reply in the current session; the channel router delivers your answer to the right surface.",
+            "Keep replies short in group chats; use threads for long explanations when the channel supports them.",
+            "Never send half-finished or streaming partial replies to external messaging surfaces.",
+            "If nothing needs saying after a heartbeat poll, answer exactly HEARTBEAT_OK.",
+        ],
+    ),
+    (
+        "Reasoning",
+        &[
+            "Think step by step for multi-part problems, but keep the visible answer focused on results.",
+            "State assumptions explicitly when the request is ambiguous, then proceed with the most likely reading.",
+            "Verify claims against files or command output; say so when something could not be verified.",
+            "Prefer simple, boring solutions; explain trade-offs only when they change the decision.",
+        ],
+    ),
+];
+
+const SKILLS: &[(&str, &str)] = &[
+    ("github", "Use the gh CLI for issues, pull requests, checks and releases; never scrape the web UI."),
+    ("coding-agent", "Delegate long refactors to a background coding agent and review its diff before applying."),
+    ("weather", "Current weather and forecasts via wttr.in; no API key required."),
+    ("summarize", "Summarize URLs, PDFs and long files into bullet points with source references."),
+    ("calendar", "Read and create events in the user's calendar through the CalDAV bridge."),
+    ("notes", "Append to and search the user's notes vault; keep one topic per note."),
+    ("healthcheck", "Inspect disk, memory, services and recent logs when the user reports a slow machine."),
+    ("tmux", "Drive interactive terminal programs through tmux send-keys and capture-pane."),
+    ("session-logs", "Search past session transcripts to recall earlier decisions and context."),
+    ("image-gen", "Generate or edit images with the configured provider and save them in the workspace."),
+];
+
+fn system_prompt() -> String {
+    let mut s = String::with_capacity(11_000);
+    s.push_str(SYSTEM_INTRO);
+    s.push_str("\n\n");
+    for (title, rules) in SYSTEM_SECTIONS {
+        let _ = writeln!(s, "## {title}");
+        for r in *rules {
+            let _ = writeln!(s, "- {r}");
+        }
+        s.push('\n');
+    }
+    s.push_str("## Skills (mandatory)\nBefore replying, scan the available skills. If exactly one clearly applies, read its \
+SKILL.md with `read_file`, then follow it. If several could apply, choose the most specific one.\n<available_skills>\n");
+    for (name, desc) in SKILLS {
+        let _ = writeln!(
+            s,
+            "  <skill><name>{name}</name><description>{desc}</description><location>~/.openclaw/skills/{name}/SKILL.md</location></skill>"
+        );
+    }
+    s.push_str("</available_skills>\n\n## Workspace files (injected)\n");
+    // Project context the agent injects: deterministic pseudo-documentation until ~10 KB.
+    let topics = ["build", "tests", "release", "style", "review", "deploy", "logging", "config"];
+    let mut i = 0usize;
+    while s.len() < 10_100 {
+        let t = topics[i % topics.len()];
+        let _ = writeln!(
+            s,
+            "### AGENTS.md § {n}. {t}\nFor {t} work in this repository, run the documented make target first, compare the \
+result with the previous run recorded in memory/{t}.md, and only then change code. Step {n} of the {t} checklist: \
+keep changes small, cite file paths and line numbers, and summarize the outcome in one sentence.\n",
+            n = i + 1
+        );
+        i += 1;
+    }
+    let _ = write!(
+        s,
+        "## Runtime\nRuntime: agent=main | host=bench-host | os=linux (x64) | model=custom/{MODEL} | channel=webchat | thinking=low\n\
+         Current date: 2025-06-01. Time zone: UTC."
+    );
+    s
+}
+
+fn tool(name: &str, description: &str, properties: Value, required: &[&str]) -> Value {
+    json!({"type": "function", "function": {
+        "name": name,
+        "description": description,
+        "parameters": {"type": "object", "properties": properties, "required": required, "additionalProperties": false}
+    }})
+}
+
+/// A deterministic OpenClaw-like chat completions request of ~14 KB.
+fn agent_body(stream: bool) -> Value {
+    let file_excerpt = "use std::time::Duration;\n\npub fn backoff(attempt: u32) -> Duration {\n    let base = Duration::from_millis(100);\n    \
+base * 2u32.pow(attempt)\n}\n\n#[cfg(test)]\nmod tests {\n    use super::*;\n\n    #[test]\n    fn grows() {\n        \
+assert_eq!(backoff(0), Duration::from_millis(100));\n        assert_eq!(backoff(3), Duration::from_millis(800));\n        \
+assert_eq!(backoff(40), Duration::from_secs(60));\n    }\n}\n";
+    let tools = vec![
+        tool(
+            "read_file",
+            "Read a UTF-8 text file from the workspace. Returns the content with line numbers.",
+            json!({
+                "path": {"type": "string", "description": "Path relative to the workspace root."},
+                "offset": {"type": "integer", "minimum": 1, "description": "First line to read (1-based)."},
+                "limit": {"type": "integer", "minimum": 1, "maximum": 2000, "description": "Maximum number of lines."}
+            }),
+            &["path"],
+        ),
+        tool(
+            "exec",
+            "Run a shell command in the workspace and return its exit code, stdout and stderr.",
+            json!({
+                "command": {"type": "string", "description": "The command line, run with bash -lc."},
+                "timeout_seconds": {"type": "integer", "minimum": 1, "maximum": 1800, "default": 120},
+                "background": {"type": "boolean", "description": "Run detached and return a job id."}
+            }),
+            &["command"],
+        ),
+        tool(
+            "edit_file",
+            "Replace one exact, unique occurrence of old_text with new_text in a file.",
+            json!({
+                "path": {"type": "string"},
+                "old_text": {"type": "string", "description": "Text to replace; must occur exactly once."},
+                "new_text": {"type": "string"}
+            }),
+            &["path", "old_text", "new_text"],
+        ),
+    ];
+    let mut body = json!({
+        "model": MODEL,
+        "messages": [
+            {"role": "system", "content": system_prompt()},
+            {"role": "user", "content": "The retry test in crates/net fails since yesterday's change. Can you find out why and fix it?"},
+            {"role": "assistant", "content": null, "tool_calls": [
+                {"id": "call_7f3a1", "type": "function", "function": {"name": "exec", "arguments": "{\"command\":\"cargo test -p net retry 2>&1 | tail -20\"}"}}
+            ]},
+            {"role": "tool", "tool_call_id": "call_7f3a1", "content": "running 1 test\ntest retry::tests::grows ... FAILED\n\nthread 'retry::tests::grows' panicked at crates/net/src/retry.rs:15:9:\nattempt to multiply with overflow\nnote: run with `RUST_BACKTRACE=1` environment variable to display a backtrace\n\ntest result: FAILED. 0 passed; 1 failed"},
+            {"role": "assistant", "content": null, "tool_calls": [
+                {"id": "call_7f3a2", "type": "function", "function": {"name": "read_file", "arguments": "{\"path\":\"crates/net/src/retry.rs\"}"}}
+            ]},
+            {"role": "tool", "tool_call_id": "call_7f3a2", "content": file_excerpt},
+            {"role": "assistant", "content": "The backoff multiplies without a cap, so attempt 40 overflows. The test expects the delay to saturate at 60 s."},
+            {"role": "user", "content": "Right, cap it at 60 seconds and use saturating arithmetic. Then run the tests again."}
+        ],
+        "tools": tools,
+        "tool_choice": "auto",
+        "temperature": 0.2,
+        "max_tokens": 4096,
+        "stream": stream,
+    });
+    if stream {
+        body["stream_options"] = json!({"include_usage": true});
+    }
+    body
+}
+
+// ------------------------------------------------------------------------------------ client
+
+#[derive(Clone)]
+struct Target {
+    name: &'static str,
+    url: String,
+    auth: HeaderValue,
+}
+
+fn targets(mock_port: u16, proxy_port: u16) -> Result<(Target, Target)> {
+    let direct = Target {
+        name: "direct",
+        url: format!("http://127.0.0.1:{mock_port}/v1/chat/completions"),
+        auth: HeaderValue::from_str(&format!("Bearer {UPSTREAM_KEY}"))?,
+    };
+    let proxied = Target {
+        name: "proxied",
+        url: format!("http://127.0.0.1:{proxy_port}/v1/chat/completions"),
+        auth: HeaderValue::from_str(&format!("Bearer {PROXY_KEY}"))?,
+    };
+    Ok((direct, proxied))
+}
+
+fn client() -> Result<reqwest::Client> {
+    Ok(reqwest::Client::builder()
+        .http1_only()
+        .no_proxy()
+        .tcp_nodelay(true)
+        .pool_max_idle_per_host(256)
+        .pool_idle_timeout(None)
+        .timeout(Duration::from_secs(60))
+        .build()?)
+}
+
+/// One non-stream request; returns its latency (send → whole body read) and the body.
+async fn post(client: &reqwest::Client, t: &Target, body: &Bytes) -> Result<(Duration, Bytes)> {
+    let t0 = Instant::now();
+    let resp = client
+        .post(&t.url)
+        .header(AUTHORIZATION, t.auth.clone())
+        .header(CONTENT_TYPE, "application/json")
+        .body(body.clone())
+        .send()
+        .await
+        .with_context(|| format!("{} request failed", t.name))?;
+    let status = resp.status();
+    let bytes = resp.bytes().await.with_context(|| format!("{} body failed", t.name))?;
+    let elapsed = t0.elapsed();
+    if !status.is_success() {
+        bail!("{} answered {status}: {}", t.name, String::from_utf8_lossy(&bytes));
+    }
+    Ok((elapsed, bytes))
+}
+
+fn current_thread_rt() -> Result<tokio::runtime::Runtime> {
+    Ok(tokio::runtime::Builder::new_current_thread().enable_all().build()?)
+}
+
+// --------------------------------------------------------------------------------- statistics
+
+#[derive(Clone, Copy, Debug, Default)]
+struct Pcts {
+    p50: f64,
+    p90: f64,
+    p99: f64,
+    max: f64,
+}
+
+/// Nearest-rank percentiles, in milliseconds.
+fn pcts(samples: &[Duration]) -> Pcts {
+    if samples.is_empty() {
+        return Pcts::default();
+    }
+    let mut ms: Vec<f64> = samples.iter().map(|d| d.as_secs_f64() * 1000.0).collect();
+    ms.sort_by(f64::total_cmp);
+    let at = |p: f64| ms[((p * ms.len() as f64).ceil() as usize).clamp(1, ms.len()) - 1];
+    Pcts { p50: at(0.50), p90: at(0.90), p99: at(0.99), max: ms[ms.len() - 1] }
+}
+
+fn median(v: &[f64]) -> f64 {
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    if s.is_empty() {
+        0.0
+    } else if s.len() % 2 == 1 {
+        s[s.len() / 2]
+    } else {
+        (s[s.len() / 2 - 1] + s[s.len() / 2]) / 2.0
+    }
+}
+
+/// Replaces the values the mock generates per request (`"id":"…"`, `"created":N`) with `#`,
+/// so two answers to the same request compare byte for byte.
+fn mask_per_request(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    loop {
+        let id = rest.find("\"id\":\"").map(|i| (i, "\"id\":\"", true));
+        let created = rest.find("\"created\":").map(|i| (i, "\"created\":", false));
+        let next = match (id, created) {
+            (Some(a), Some(b)) => Some(if a.0 < b.0 { a } else { b }),
+            (a, b) => a.or(b),
+        };
+        let Some((i, key, quoted)) = next else {
+            out.push_str(rest);
+            return out;
+        };
+        out.push_str(&rest[..i + key.len()]);
+        rest = &rest[i + key.len()..];
+        let end = if quoted {
+            rest.find('"').unwrap_or(rest.len())
+        } else {
+            rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len())
+        };
+        out.push('#');
+        rest = &rest[end..];
+    }
+}
+
+/// The `data:` payloads of an SSE body, one per event.
+fn sse_data_events(raw: &[u8]) -> Result<Vec<String>> {
+    let text = std::str::from_utf8(raw).context("SSE body is not UTF-8")?.replace("\r\n", "\n");
+    let mut events = Vec::new();
+    for block in text.split("\n\n") {
+        let data: Vec<&str> = block
+            .lines()
+            .filter_map(|l| l.strip_prefix("data:"))
+            .map(|d| d.strip_prefix(' ').unwrap_or(d))
+            .collect();
+        if !data.is_empty() {
+            events.push(data.join("\n"));
+        }
+    }
+    Ok(events)
+}
+
+// ----------------------------------------------------------------------------------- phases
+
+struct Startup {
+    runs_ms: Vec<f64>,
+}
+
+struct C1 {
+    n: usize,
+    direct: Pcts,
+    proxied: Pcts,
+}
+
+struct Side {
+    requests: usize,
+    errors: usize,
+    secs: f64,
+    lat: Pcts,
+}
+
+impl Side {
+    fn rps(&self) -> f64 {
+        self.requests as f64 / self.secs.max(1e-9)
+    }
+}
+
+struct Load {
+    concurrency: usize,
+    proxied: Side,
+    direct: Side,
+    proxy_cpu_ms_per_req: f64,
+    mock_cpu_ms_per_req_proxied: f64,
+    mock_cpu_ms_per_req_direct: f64,
+    bench_cpu_ms_per_req_proxied: f64,
+    bench_cpu_ms_per_req_direct: f64,
+}
+
+struct Streaming {
+    n: usize,
+    direct_ttfb: Pcts,
+    proxied_ttfb: Pcts,
+    direct_total: Pcts,
+    proxied_total: Pcts,
+    events_direct: usize,
+    events_proxied: usize,
+    mismatched_responses: usize,
+    first_mismatch: Option<String>,
+}
+
+struct Report {
+    body_bytes: usize,
+    startup: Startup,
+    idle_rss_mb: f64,
+    loaded_rss_mb: f64,
+    c1: C1,
+    load: Load,
+    stream: Streaming,
+    nonstream_identical: bool,
+    clk_tck: u64,
+}
+
+fn phase_c1(args: &Args, direct: &Target, proxied: &Target, body: &Bytes) -> Result<(C1, bool)> {
+    let rt = current_thread_rt()?;
+    rt.block_on(async {
+        let client = client()?;
+        // Warm-up, and the non-stream answers must match byte for byte (modulo id/created).
+        let (_, a) = post(&client, direct, body).await?;
+        let (_, b) = post(&client, proxied, body).await?;
+        let identical = mask_per_request(&String::from_utf8_lossy(&a)) == mask_per_request(&String::from_utf8_lossy(&b));
+        if !identical {
+            progress!("non-stream answers differ:\n direct:  {}\n proxied: {}", String::from_utf8_lossy(&a), String::from_utf8_lossy(&b));
+        }
+        for _ in 0..args.warmup {
+            post(&client, direct, body).await?;
+            post(&client, proxied, body).await?;
+        }
+        let n = args.requests;
+        let block = args.block.max(1);
+        let (mut d, mut p) = (Vec::with_capacity(n), Vec::with_capacity(n));
+        while d.len() < n || p.len() < n {
+            for _ in 0..block.min(n - d.len()) {
+                d.push(post(&client, direct, body).await?.0);
+            }
+            for _ in 0..block.min(n - p.len()) {
+                p.push(post(&client, proxied, body).await?.0);
+            }
+        }
+        Ok((C1 { n, direct: pcts(&d), proxied: pcts(&p) }, identical))
+    })
+}
+
+/// `concurrency` tasks hammering `t` for `secs`; latencies of every completed request.
+async fn hammer(client: &reqwest::Client, t: &Target, body: &Bytes, concurrency: usize, secs: f64) -> Side {
+    let deadline = Instant::now() + Duration::from_secs_f64(secs);
+    let t0 = Instant::now();
+    let mut tasks = Vec::with_capacity(concurrency);
+    for _ in 0..concurrency {
+        let (client, t, body) = (client.clone(), t.clone(), body.clone());
+        tasks.push(tokio::spawn(async move {
+            let mut lat = Vec::with_capacity(4096);
+            let mut errors = 0usize;
+            while Instant::now() < deadline {
+                match post(&client, &t, &body).await {
+                    Ok((d, _)) => lat.push(d),
+                    Err(e) => {
+                        if errors == 0 {
+                            progress!("{e:#}");
+                        }
+                        errors += 1;
+                    }
+                }
+            }
+            (lat, errors)
+        }));
+    }
+    let mut all = Vec::new();
+    let mut errors = 0;
+    for task in tasks {
+        match task.await {
+            Ok((lat, e)) => {
+                all.extend(lat);
+                errors += e;
+            }
+            Err(_) => errors += 1,
+        }
+    }
+    let secs = t0.elapsed().as_secs_f64();
+    Side { requests: all.len(), errors, secs, lat: pcts(&all) }
+}
+
+fn phase_load(
+    args: &Args,
+    direct: &Target,
+    proxied: &Target,
+    body: &Bytes,
+    proxy_pid: u32,
+    mock_pid: u32,
+    tck: u64,
+) -> Result<Load> {
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    let me = std::process::id();
+    let ms_per = |ticks: u64, reqs: usize| ticks as f64 * 1000.0 / tck as f64 / reqs.max(1) as f64;
+    rt.block_on(async {
+        let client = client()?;
+        let c = args.concurrency.max(1);
+        // Warm-up: open every connection on both legs.
+        hammer(&client, proxied, body, c, 0.5).await;
+        hammer(&client, direct, body, c, 0.5).await;
+
+        let _ = wait_quiet(proxy_pid, Duration::from_secs(5))?;
+        let (p0, m0, b0) = (cpu_ticks(proxy_pid)?, cpu_ticks(mock_pid)?, cpu_ticks(me)?);
+        let proxied_side = hammer(&client, proxied, body, c, args.duration).await;
+        let (m1, b1) = (cpu_ticks(mock_pid)?, cpu_ticks(me)?);
+        // Include the daemon's deferred per-turn work (capture, recording).
+        let p1 = wait_quiet(proxy_pid, Duration::from_secs(10))?;
+
+        let (m2, b2) = (cpu_ticks(mock_pid)?, cpu_ticks(me)?);
+        let direct_side = hammer(&client, direct, body, c, args.duration).await;
+        let (m3, b3) = (cpu_ticks(mock_pid)?, cpu_ticks(me)?);
+
+        Ok(Load {
+            concurrency: c,
+            proxy_cpu_ms_per_req: ms_per(p1 - p0, proxied_side.requests),
+            mock_cpu_ms_per_req_proxied: ms_per(m1 - m0, proxied_side.requests),
+            mock_cpu_ms_per_req_direct: ms_per(m3 - m2, direct_side.requests),
+            bench_cpu_ms_per_req_proxied: ms_per(b1 - b0, proxied_side.requests),
+            bench_cpu_ms_per_req_direct: ms_per(b3 - b2, direct_side.requests),
+            proxied: proxied_side,
+            direct: direct_side,
+        })
+    })
+}
+
+struct StreamOnce {
+    ttfb: Duration,
+    total: Duration,
+    raw: Vec<u8>,
+}
+
+async fn stream_once(client: &reqwest::Client, t: &Target, body: &Bytes) -> Result<StreamOnce> {
+    let t0 = Instant::now();
+    let mut resp = client
+        .post(&t.url)
+        .header(AUTHORIZATION, t.auth.clone())
+        .header(CONTENT_TYPE, "application/json")
+        .body(body.clone())
+        .send()
+        .await
+        .with_context(|| format!("{} stream request failed", t.name))?;
+    let status = resp.status();
+    let ctype = resp.headers().get(CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or_default().to_owned();
+    let mut ttfb = None;
+    let mut raw = Vec::with_capacity(8192);
+    while let Some(chunk) = resp.chunk().await.with_context(|| format!("{} stream broke off", t.name))? {
+        if ttfb.is_none() && !chunk.is_empty() {
+            ttfb = Some(t0.elapsed());
+        }
+        raw.extend_from_slice(&chunk);
+    }
+    let total = t0.elapsed();
+    ensure!(status.is_success(), "{} stream answered {status}: {}", t.name, String::from_utf8_lossy(&raw));
+    ensure!(ctype.starts_with("text/event-stream"), "{} stream has content-type {ctype:?}", t.name);
+    Ok(StreamOnce { ttfb: ttfb.ok_or_else(|| anyhow!("{} stream had an empty body", t.name))?, total, raw })
+}
+
+fn phase_stream(args: &Args, direct: &Target, proxied: &Target, body: &Bytes) -> Result<Streaming> {
+    let rt = current_thread_rt()?;
+    rt.block_on(async {
+        let client = client()?;
+        for _ in 0..20 {
+            stream_once(&client, direct, body).await?;
+            stream_once(&client, proxied, body).await?;
+        }
+        let n = args.stream_requests;
+        let mut s = Streaming {
+            n,
+            direct_ttfb: Pcts::default(),
+            proxied_ttfb: Pcts::default(),
+            direct_total: Pcts::default(),
+            proxied_total: Pcts::default(),
+            events_direct: 0,
+            events_proxied: 0,
+            mismatched_responses: 0,
+            first_mismatch: None,
+        };
+        let (mut dt, mut pt, mut dtot, mut ptot) = (vec![], vec![], vec![], vec![]);
+        for i in 0..n {
+            // Alternate which side goes first.
+            let (d, p) = if i % 2 == 0 {
+                let d = stream_once(&client, direct, body).await?;
+                (d, stream_once(&client, proxied, body).await?)
+            } else {
+                let p = stream_once(&client, proxied, body).await?;
+                (stream_once(&client, direct, body).await?, p)
+            };
+            dt.push(d.ttfb);
+            pt.push(p.ttfb);
+            dtot.push(d.total);
+            ptot.push(p.total);
+            let de = sse_data_events(&d.raw)?;
+            let pe = sse_data_events(&p.raw)?;
+            ensure!(de.last().map(String::as_str) == Some("[DONE]"), "direct stream did not end with [DONE]");
+            ensure!(de.iter().any(|e| e.contains("\"usage\":{")), "direct stream has no usage chunk");
+            s.events_direct += de.len();
+            s.events_proxied += pe.len();
+            let dm: Vec<String> = de.iter().map(|e| mask_per_request(e)).collect();
+            let pm: Vec<String> = pe.iter().map(|e| mask_per_request(e)).collect();
+            if dm != pm {
+                s.mismatched_responses += 1;
+                if s.first_mismatch.is_none() {
+                    let at = dm.iter().zip(&pm).position(|(a, b)| a != b).unwrap_or(dm.len().min(pm.len()));
+                    s.first_mismatch = Some(format!(
+                        "response {i}: {} direct vs {} proxied events; first difference at event {at}: direct {:?} / proxied {:?}",
+                        dm.len(),
+                        pm.len(),
+                        dm.get(at),
+                        pm.get(at)
+                    ));
+                }
+            }
+        }
+        s.direct_ttfb = pcts(&dt);
+        s.proxied_ttfb = pcts(&pt);
+        s.direct_total = pcts(&dtot);
+        s.proxied_total = pcts(&ptot);
+        Ok(s)
+    })
+}
+
+fn run(args: &Args) -> Result<Report> {
+    ensure!(args.requests > 0 && args.stream_requests > 0 && args.startups > 0, "counts must be positive");
+    let metaclaw = match &args.metaclaw {
+        Some(p) => p.clone(),
+        None => sibling_exe("metaclaw")?,
+    };
+    let mock_exe = match &args.mock {
+        Some(p) => p.clone(),
+        None => sibling_exe("mock-upstream")?,
+    };
+    ensure!(metaclaw.is_file(), "metaclaw binary not found at {} (build metaclaw-cli, or pass --metaclaw)", metaclaw.display());
+    let tck = clk_tck();
+    let scratch = tempfile::Builder::new().prefix("proxy-bench-").tempdir()?;
+
+    // 1. Mock upstream.
+    let (mut mock, mock_port) = start_mock(&mock_exe, args.stream_chunks, &scratch.path().join("mock.log"))?;
+    progress!("mock upstream pid {} on port {mock_port}", mock.pid());
+
+    // 2. Start-up time, `startups` times; the last instance keeps running.
+    let mut runs_ms = Vec::new();
+    let mut daemon = None;
+    for i in 0..args.startups {
+        let (mut d, took) = start_daemon(&metaclaw, mock_port)?;
+        runs_ms.push(took.as_secs_f64() * 1000.0);
+        progress!("start-up {}: /healthz ready after {:.1} ms", i + 1, took.as_secs_f64() * 1000.0);
+        if i + 1 < args.startups {
+            let status = d.proc.stop()?;
+            if !status.success() {
+                progress!("metaclaw exited with {status} after SIGTERM; log:\n{}", tail(&d.log()));
+            }
+        } else {
+            daemon = Some(d);
+        }
+    }
+    let mut daemon = daemon.ok_or_else(|| anyhow!("no daemon"))?;
+    let pid = daemon.proc.pid();
+
+    // 3. Idle RSS.
+    std::thread::sleep(Duration::from_secs(1));
+    let idle_rss_mb = rss_mb(pid)?;
+    progress!("metaclaw pid {pid} on port {}: idle RSS {idle_rss_mb:.1} MB", daemon.port);
+
+    // 4. The request bodies.
+    let body = Bytes::from(serde_json::to_vec(&agent_body(false))?);
+    let stream_body = Bytes::from(serde_json::to_vec(&agent_body(true))?);
+    ensure!(
+        (13 * 1024..=15 * 1024).contains(&body.len()),
+        "the agent request body is {} bytes; expected 13–15 KB",
+        body.len()
+    );
+    progress!("request body: {} bytes", body.len());
+    let (direct, proxied) = targets(mock_port, daemon.port)?;
+
+    // 5. Concurrency 1.
+    progress!("c=1: {} warm-up + {} requests per side, blocks of {}", args.warmup, args.requests, args.block);
+    let (c1, nonstream_identical) = phase_c1(args, &direct, &proxied, &body)?;
+
+    // 6 + 7. Concurrency 64 with CPU accounting.
+    progress!("c={}: {:.1} s per side", args.concurrency, args.duration);
+    let load = phase_load(args, &direct, &proxied, &body, pid, mock.pid(), tck)?;
+
+    // 8. Streaming.
+    progress!("streaming: {} requests per side", args.stream_requests);
+    let stream = phase_stream(args, &direct, &proxied, &stream_body)?;
+
+    let loaded_rss_mb = rss_mb(pid)?;
+
+    // 10. Stop everything (the guards would do it too, on any early return).
+    let status = daemon.proc.stop()?;
+    if !status.success() {
+        progress!("metaclaw exited with {status} after SIGTERM; log:\n{}", tail(&daemon.log()));
+    }
+    let _ = mock.stop();
+
+    Ok(Report {
+        body_bytes: body.len(),
+        startup: Startup { runs_ms },
+        idle_rss_mb,
+        loaded_rss_mb,
+        c1,
+        load,
+        stream,
+        nonstream_identical,
+        clk_tck: tck,
+    })
+}
+
+// ------------------------------------------------------------------------------------ report
+
+struct Check {
+    name: &'static str,
+    measured: String,
+    target: &'static str,
+    pass: bool,
+    /// A failure of the proxy's correctness (exit 1), not a performance MISS.
+    harness: bool,
+}
+
+impl Report {
+    fn added_p50(&self) -> f64 {
+        self.c1.proxied.p50 - self.c1.direct.p50
+    }
+
+    fn added_p99(&self) -> f64 {
+        self.c1.proxied.p99 - self.c1.direct.p99
+    }
+
+    fn startup_median(&self) -> f64 {
+        median(&self.startup.runs_ms)
+    }
+
+    fn startup_max(&self) -> f64 {
+        self.startup.runs_ms.iter().copied().fold(0.0, f64::max)
+    }
+
+    fn events_ok(&self) -> bool {
+        self.stream.events_direct == self.stream.events_proxied && self.stream.mismatched_responses == 0
+    }
+
+    fn checks(&self) -> Vec<Check> {
+        let s = &self.stream;
+        vec![
+            Check {
+                name: "added latency p50 @ c=1",
+                measured: format!("{:.3} ms", self.added_p50()),
+                target: "≤ 0.5 ms",
+                pass: self.added_p50() <= TARGET_ADDED_P50_MS,
+                harness: false,
+            },
+            Check {
+                name: "added latency p99 @ c=1",
+                measured: format!("{:.3} ms", self.added_p99()),
+                target: "≤ 2 ms",
+                pass: self.added_p99() <= TARGET_ADDED_P99_MS,
+                harness: false,
+            },
+            Check {
+                name: "SSE events passed through",
+                measured: format!(
+                    "{}/{} ({} of {} responses differ)",
+                    s.events_proxied, s.events_direct, s.mismatched_responses, s.n
+                ),
+                target: "all, byte-identical",
+                pass: self.events_ok(),
+                harness: true,
+            },
+            Check {
+                name: "non-stream answer passed through",
+                measured: if self.nonstream_identical { "byte-identical".into() } else { "differs".into() },
+                target: "byte-identical",
+                pass: self.nonstream_identical,
+                harness: true,
+            },
+            Check {
+                name: "throughput @ c=64 (proxied)",
+                measured: format!("{:.0} req/s", self.load.proxied.rps()),
+                target: "≥ 2,500 req/s",
+                pass: self.load.proxied.rps() >= TARGET_RPS && self.load.proxied.errors == 0,
+                harness: false,
+            },
+            Check {
+                name: "idle RSS",
+                measured: format!("{:.1} MB", self.idle_rss_mb),
+                target: "≤ 25 MB",
+                pass: self.idle_rss_mb <= TARGET_IDLE_RSS_MB,
+                harness: false,
+            },
+            Check {
+                name: "/healthz ready after start (max of runs)",
+                measured: format!("{:.1} ms (median {:.1} ms)", self.startup_max(), self.startup_median()),
+                target: "≤ 150 ms",
+                pass: self.startup_max() <= TARGET_READY_MS,
+                harness: false,
+            },
+        ]
+    }
+
+    fn harness_failures(&self) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .checks()
+            .into_iter()
+            .filter(|c| c.harness && !c.pass)
+            .map(|c| format!("{}: {}", c.name, c.measured))
+            .collect();
+        if let Some(m) = &self.stream.first_mismatch {
+            out.push(m.clone());
+        }
+        if self.load.proxied.errors + self.load.direct.errors > 0 {
+            out.push(format!(
+                "errors under load: {} proxied, {} direct",
+                self.load.proxied.errors, self.load.direct.errors
+            ));
+        }
+        out
+    }
+
+    fn harness_ok(&self) -> bool {
+        self.harness_failures().is_empty()
+    }
+
+    fn to_markdown(&self) -> String {
+        let mut o = String::new();
+        let c1 = &self.c1;
+        let l = &self.load;
+        let s = &self.stream;
+        let _ = writeln!(o, "\n## MetaClaw proxy-bench\n");
+        let _ = writeln!(o, "| Check | Measured | Target | Result |");
+        let _ = writeln!(o, "|---|---|---|---|");
+        for c in self.checks() {
+            let result = match (c.pass, c.harness) {
+                (true, _) => "PASS",
+                (false, false) => "MISS",
+                (false, true) => "FAIL",
+            };
+            let _ = writeln!(o, "| {} | {} | {} | {} |", c.name, c.measured, c.target, result);
+        }
+        let _ = writeln!(o, "\n| Figure | Direct (mock) | Proxied | Added |");
+        let _ = writeln!(o, "|---|---|---|---|");
+        let row = |o: &mut String, name: &str, d: f64, p: f64| {
+            let _ = writeln!(o, "| {name} | {d:.3} ms | {p:.3} ms | {:+.3} ms |", p - d);
+        };
+        row(&mut o, &format!("c=1 p50 ({} req/side)", c1.n), c1.direct.p50, c1.proxied.p50);
+        row(&mut o, "c=1 p90", c1.direct.p90, c1.proxied.p90);
+        row(&mut o, "c=1 p99", c1.direct.p99, c1.proxied.p99);
+        row(&mut o, "c=1 max", c1.direct.max, c1.proxied.max);
+        let _ = writeln!(
+            o,
+            "| c={} throughput ({:.1} s) | {:.0} req/s | {:.0} req/s | {:+.1} % |",
+            l.concurrency,
+            l.direct.secs,
+            l.direct.rps(),
+            l.proxied.rps(),
+            (l.proxied.rps() / l.direct.rps().max(1e-9) - 1.0) * 100.0
+        );
+        row(&mut o, &format!("c={} p50", l.concurrency), l.direct.lat.p50, l.proxied.lat.p50);
+        row(&mut o, &format!("c={} p99", l.concurrency), l.direct.lat.p99, l.proxied.lat.p99);
+        let _ = writeln!(
+            o,
+            "| c={} requests / errors | {} / {} | {} / {} | |",
+            l.concurrency, l.direct.requests, l.direct.errors, l.proxied.requests, l.proxied.errors
+        );
+        row(&mut o, &format!("stream TTFB p50 ({} req/side)", s.n), s.direct_ttfb.p50, s.proxied_ttfb.p50);
+        row(&mut o, "stream TTFB p99", s.direct_ttfb.p99, s.proxied_ttfb.p99);
+        row(&mut o, "stream complete p50", s.direct_total.p50, s.proxied_total.p50);
+        row(&mut o, "stream complete p99", s.direct_total.p99, s.proxied_total.p99);
+        let _ = writeln!(o, "\n| Resource | Value |");
+        let _ = writeln!(o, "|---|---|");
+        let _ = writeln!(
+            o,
+            "| /healthz ready after spawn | median {:.1} ms, max {:.1} ms (runs: {}) |",
+            self.startup_median(),
+            self.startup_max(),
+            self.startup.runs_ms.iter().map(|m| format!("{m:.1}")).collect::<Vec<_>>().join(", ")
+        );
+        let _ = writeln!(o, "| metaclaw RSS idle / after load | {:.1} MB / {:.1} MB |", self.idle_rss_mb, self.loaded_rss_mb);
+        let _ = writeln!(
+            o,
+            "| metaclaw CPU per proxied request (c={}, incl. deferred recording) | {:.3} ms |",
+            l.concurrency, l.proxy_cpu_ms_per_req
+        );
+        let _ = writeln!(
+            o,
+            "| mock CPU per request (proxied / direct phase) | {:.3} ms / {:.3} ms |",
+            l.mock_cpu_ms_per_req_proxied, l.mock_cpu_ms_per_req_direct
+        );
+        let _ = writeln!(
+            o,
+            "| load generator CPU per request (proxied / direct phase) | {:.3} ms / {:.3} ms |",
+            l.bench_cpu_ms_per_req_proxied, l.bench_cpu_ms_per_req_direct
+        );
+        let _ = writeln!(o, "| request body | {} bytes |", self.body_bytes);
+        let _ = writeln!(o, "| SSE events per streamed response | {:.1} |", s.events_direct as f64 / s.n.max(1) as f64);
+        let _ = writeln!(o, "| CPUs / CLK_TCK | {} / {} |", std::thread::available_parallelism().map_or(0, |n| n.get()), self.clk_tck);
+        if let Some(m) = &s.first_mismatch {
+            let _ = writeln!(o, "\nFirst SSE mismatch: {m}");
+        }
+        o
+    }
+
+    fn to_json(&self) -> Value {
+        let p = |x: &Pcts| json!({"p50": x.p50, "p90": x.p90, "p99": x.p99, "max": x.max});
+        let side = |x: &Side| {
+            json!({"requests": x.requests, "errors": x.errors, "seconds": x.secs, "rps": x.rps(),
+                   "latency_ms": p(&x.lat)})
+        };
+        let checks: Vec<Value> = self
+            .checks()
+            .into_iter()
+            .map(|c| {
+                let result = match (c.pass, c.harness) {
+                    (true, _) => "PASS",
+                    (false, false) => "MISS",
+                    (false, true) => "FAIL",
+                };
+                json!({"name": c.name, "measured": c.measured, "target": c.target, "result": result})
+            })
+            .collect();
+        let l = &self.load;
+        let s = &self.stream;
+        json!({
+            "startup_ms": {"runs": self.startup.runs_ms, "median": self.startup_median(), "max": self.startup_max()},
+            "rss_mb": {"idle": self.idle_rss_mb, "after_load": self.loaded_rss_mb},
+            "request_body_bytes": self.body_bytes,
+            "c1": {
+                "requests_per_side": self.c1.n,
+                "direct_ms": p(&self.c1.direct),
+                "proxied_ms": p(&self.c1.proxied),
+                "added_p50_ms": self.added_p50(),
+                "added_p99_ms": self.added_p99(),
+                "nonstream_identical": self.nonstream_identical,
+            },
+            "load": {
+                "concurrency": l.concurrency,
+                "proxied": side(&l.proxied),
+                "direct": side(&l.direct),
+                "metaclaw_cpu_ms_per_request": l.proxy_cpu_ms_per_req,
+                "mock_cpu_ms_per_request": {"proxied_phase": l.mock_cpu_ms_per_req_proxied, "direct_phase": l.mock_cpu_ms_per_req_direct},
+                "bench_cpu_ms_per_request": {"proxied_phase": l.bench_cpu_ms_per_req_proxied, "direct_phase": l.bench_cpu_ms_per_req_direct},
+            },
+            "stream": {
+                "requests_per_side": s.n,
+                "ttfb_ms": {"direct": p(&s.direct_ttfb), "proxied": p(&s.proxied_ttfb)},
+                "complete_ms": {"direct": p(&s.direct_total), "proxied": p(&s.proxied_total)},
+                "events_direct": s.events_direct,
+                "events_proxied": s.events_proxied,
+                "mismatched_responses": s.mismatched_responses,
+                "first_mismatch": s.first_mismatch,
+            },
+            "clk_tck": self.clk_tck,
+            "checks": checks,
+            "harness_ok": self.harness_ok(),
+        })
+    }
+}
