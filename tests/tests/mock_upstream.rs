@@ -27,21 +27,47 @@ async fn openai_stream_shape() {
     let mock = MockUpstream::start().await.unwrap();
     let resp = client()
         .post(format!("{}/chat/completions", mock.openai_base()))
-        .json(&json!({"model": "m1", "stream": true, "stream_options": {"include_usage": true},
-                      "messages": [{"role": "user", "content": "hello world"}]}))
+        .json(
+            &json!({"model": "m1", "stream": true, "stream_options": {"include_usage": true},
+                      "messages": [{"role": "user", "content": "hello world"}]}),
+        )
         .send()
         .await
         .unwrap();
     assert_eq!(resp.status(), 200);
-    assert!(resp.headers()["content-type"].to_str().unwrap().starts_with("text/event-stream"));
+    assert!(
+        resp.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/event-stream")
+    );
     let events = sse(resp).await;
     assert_eq!(events.last().unwrap().1, "[DONE]");
-    let chunks: Vec<Value> = events[..events.len() - 1].iter().map(|(_, d)| serde_json::from_str(d).unwrap()).collect();
-    assert_eq!(chunks[0]["choices"][0]["delta"], json!({"role": "assistant", "content": "", "refusal": null}));
-    let text: String = chunks.iter().filter_map(|c| c["choices"][0]["delta"]["content"].as_str()).collect();
+    let chunks: Vec<Value> = events[..events.len() - 1]
+        .iter()
+        .map(|(_, d)| serde_json::from_str(d).unwrap())
+        .collect();
+    assert_eq!(
+        chunks[0]["choices"][0]["delta"],
+        json!({"role": "assistant", "content": "", "refusal": null})
+    );
+    let text: String = chunks
+        .iter()
+        .filter_map(|c| c["choices"][0]["delta"]["content"].as_str())
+        .collect();
     assert_eq!(text, "mock reply: hello world");
-    let content_chunks = chunks.iter().filter(|c| c["choices"][0]["delta"]["content"].as_str().is_some_and(|s| !s.is_empty())).count();
-    assert!(content_chunks >= 3, "content split into several chunks: {content_chunks}");
+    let content_chunks = chunks
+        .iter()
+        .filter(|c| {
+            c["choices"][0]["delta"]["content"]
+                .as_str()
+                .is_some_and(|s| !s.is_empty())
+        })
+        .count();
+    assert!(
+        content_chunks >= 3,
+        "content split into several chunks: {content_chunks}"
+    );
     let finish = &chunks[chunks.len() - 2];
     assert_eq!(finish["choices"][0]["finish_reason"], "stop");
     assert_eq!(finish["choices"][0]["delta"], json!({}));
@@ -58,15 +84,22 @@ async fn openai_stream_tool_calls_and_reasoning() {
     let mock = MockUpstream::start().await.unwrap();
     mock.push(Behaviour::ToolCalls {
         calls: vec![
-            metaclaw_tests::mock_upstream::ToolCallSpec { name: "read".into(), arguments: r#"{"path":"HELLO.txt"}"#.into() },
-            metaclaw_tests::mock_upstream::ToolCallSpec { name: "ls".into(), arguments: r#"{"dir":"."}"#.into() },
+            metaclaw_tests::mock_upstream::ToolCallSpec {
+                name: "read".into(),
+                arguments: r#"{"path":"HELLO.txt"}"#.into(),
+            },
+            metaclaw_tests::mock_upstream::ToolCallSpec {
+                name: "ls".into(),
+                arguments: r#"{"dir":"."}"#.into(),
+            },
         ],
         text: None,
     });
     mock.push(Behaviour::reasoning("let me think", "42"));
     let c = client();
     let url = format!("{}/chat/completions", mock.openai_base());
-    let body = json!({"model": "m", "stream": true, "messages": [{"role": "user", "content": "q"}]});
+    let body =
+        json!({"model": "m", "stream": true, "messages": [{"role": "user", "content": "q"}]});
 
     let events = sse(c.post(&url).json(&body).send().await.unwrap()).await;
     let mut names = vec![String::new(); 2];
@@ -77,7 +110,11 @@ async fn openai_stream_tool_calls_and_reasoning() {
         if let Some(f) = v["choices"][0]["finish_reason"].as_str() {
             finish = Some(f.to_owned());
         }
-        for tc in v["choices"][0]["delta"]["tool_calls"].as_array().into_iter().flatten() {
+        for tc in v["choices"][0]["delta"]["tool_calls"]
+            .as_array()
+            .into_iter()
+            .flatten()
+        {
             let i = tc["index"].as_u64().unwrap() as usize;
             if let Some(n) = tc["function"]["name"].as_str() {
                 assert!(tc["id"].is_string(), "id in the first delta of a call");
@@ -91,9 +128,18 @@ async fn openai_stream_tool_calls_and_reasoning() {
     assert_eq!(finish.as_deref(), Some("tool_calls"));
 
     let events = sse(c.post(&url).json(&body).send().await.unwrap()).await;
-    let chunks: Vec<Value> = events[..events.len() - 1].iter().map(|(_, d)| serde_json::from_str(d).unwrap()).collect();
-    let reasoning: String = chunks.iter().filter_map(|c| c["choices"][0]["delta"]["reasoning_content"].as_str()).collect();
-    let text: String = chunks.iter().filter_map(|c| c["choices"][0]["delta"]["content"].as_str()).collect();
+    let chunks: Vec<Value> = events[..events.len() - 1]
+        .iter()
+        .map(|(_, d)| serde_json::from_str(d).unwrap())
+        .collect();
+    let reasoning: String = chunks
+        .iter()
+        .filter_map(|c| c["choices"][0]["delta"]["reasoning_content"].as_str())
+        .collect();
+    let text: String = chunks
+        .iter()
+        .filter_map(|c| c["choices"][0]["delta"]["content"].as_str())
+        .collect();
     assert_eq!((reasoning.as_str(), text.as_str()), ("let me think", "42"));
     mock.stop().await;
 }
@@ -101,7 +147,11 @@ async fn openai_stream_tool_calls_and_reasoning() {
 #[tokio::test]
 async fn anthropic_stream_event_sequence() {
     let mock = MockUpstream::start().await.unwrap();
-    mock.push(Behaviour::ToolCall { name: "read".into(), arguments: r#"{"path":"a"}"#.into(), text: Some("Reading.".into()) });
+    mock.push(Behaviour::ToolCall {
+        name: "read".into(),
+        arguments: r#"{"path":"a"}"#.into(),
+        text: Some("Reading.".into()),
+    });
     let resp = client()
         .post(format!("{}/v1/messages", mock.anthropic_base()))
         .json(&json!({"model": "claude-x", "max_tokens": 100, "stream": true, "messages": [{"role": "user", "content": "hi"}]}))
@@ -115,8 +165,16 @@ async fn anthropic_stream_event_sequence() {
     assert_eq!(
         dedup,
         [
-            "message_start", "content_block_start", "ping", "content_block_delta", "content_block_stop",
-            "content_block_start", "content_block_delta", "content_block_stop", "message_delta", "message_stop"
+            "message_start",
+            "content_block_start",
+            "ping",
+            "content_block_delta",
+            "content_block_stop",
+            "content_block_start",
+            "content_block_delta",
+            "content_block_stop",
+            "message_delta",
+            "message_stop"
         ]
     );
     for (e, d) in &events {
@@ -138,23 +196,51 @@ async fn anthropic_stream_event_sequence() {
 async fn scripted_errors_in_each_api_shape() {
     let mock = MockUpstream::start().await.unwrap();
     let c = client();
-    mock.push(Behaviour::error_with(429, json!({"error": {"message": "slow down", "type": "requests"}}), &[("retry-after", "7")]));
+    mock.push(Behaviour::error_with(
+        429,
+        json!({"error": {"message": "slow down", "type": "requests"}}),
+        &[("retry-after", "7")],
+    ));
     mock.push(Behaviour::error(500));
     mock.push(Behaviour::error(401));
 
-    let r = c.post(format!("{}/chat/completions", mock.openai_base())).json(&json!({"messages": []})).send().await.unwrap();
+    let r = c
+        .post(format!("{}/chat/completions", mock.openai_base()))
+        .json(&json!({"messages": []}))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(r.status(), 429);
     assert_eq!(r.headers()["retry-after"], "7");
-    assert_eq!(r.json::<Value>().await.unwrap()["error"]["message"], "slow down");
+    assert_eq!(
+        r.json::<Value>().await.unwrap()["error"]["message"],
+        "slow down"
+    );
 
-    let r = c.post(format!("{}/chat/completions", mock.openai_base())).json(&json!({"messages": []})).send().await.unwrap();
+    let r = c
+        .post(format!("{}/chat/completions", mock.openai_base()))
+        .json(&json!({"messages": []}))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(r.status(), 500);
-    assert_eq!(r.json::<Value>().await.unwrap()["error"]["type"], "server_error");
+    assert_eq!(
+        r.json::<Value>().await.unwrap()["error"]["type"],
+        "server_error"
+    );
 
-    let r = c.post(format!("{}/v1/messages", mock.anthropic_base())).json(&json!({"messages": []})).send().await.unwrap();
+    let r = c
+        .post(format!("{}/v1/messages", mock.anthropic_base()))
+        .json(&json!({"messages": []}))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(r.status(), 401);
     let v: Value = r.json().await.unwrap();
-    assert_eq!((v["type"].as_str(), v["error"]["type"].as_str()), (Some("error"), Some("authentication_error")));
+    assert_eq!(
+        (v["type"].as_str(), v["error"]["type"].as_str()),
+        (Some("error"), Some("authentication_error"))
+    );
 
     // Queue drained: default reply again.
     let r = c
@@ -163,7 +249,10 @@ async fn scripted_errors_in_each_api_shape() {
         .send()
         .await
         .unwrap();
-    assert_eq!(r.json::<Value>().await.unwrap()["choices"][0]["message"]["content"], "mock reply: again");
+    assert_eq!(
+        r.json::<Value>().await.unwrap()["choices"][0]["message"]["content"],
+        "mock reply: again"
+    );
     assert_eq!(mock.stats().requests, 4);
     mock.stop().await;
 }
@@ -213,7 +302,9 @@ async fn cancelled_streams_counts_a_client_that_drops_a_slow_stream() {
     let first = s.next().await.unwrap().unwrap();
     assert!(String::from_utf8_lossy(&first).contains("message_start"));
     drop(s);
-    let (stats, ok) = mock.wait_for_stats(Duration::from_secs(3), |s| s.cancelled_streams == 1).await;
+    let (stats, ok) = mock
+        .wait_for_stats(Duration::from_secs(3), |s| s.cancelled_streams == 1)
+        .await;
     assert!(ok, "{stats:?}");
     assert_eq!(stats.completed_streams, 0);
     mock.stop().await;
@@ -235,30 +326,71 @@ async fn control_api_match_embeddings_and_prompt_stop() {
         let c = c.clone();
         let url = format!("{base}/v1/chat/completions");
         async move {
-            c.post(url).json(&json!({"messages": [{"role": "user", "content": text}]})).send().await.unwrap().json::<Value>().await.unwrap()
-                ["choices"][0]["message"]["content"]
+            c.post(url)
+                .json(&json!({"messages": [{"role": "user", "content": text}]}))
+                .send()
+                .await
+                .unwrap()
+                .json::<Value>()
+                .await
+                .unwrap()["choices"][0]["message"]["content"]
                 .clone()
         }
     };
     assert_eq!(ask("this is special").await, "matched");
     // The next request consumes the `hang`; the mock must still stop promptly.
     let hung = tokio::spawn(ask("plain"));
-    mock.wait_for_stats(Duration::from_secs(2), |s| s.queued == 0).await;
+    mock.wait_for_stats(Duration::from_secs(2), |s| s.queued == 0)
+        .await;
 
-    let e1: Value = c.post(format!("{base}/v1/embeddings")).json(&json!({"input": ["abc", "xyz"], "model": "e"})).send().await.unwrap().json().await.unwrap();
-    let e2: Value = c.post(format!("{base}/v1/embeddings")).json(&json!({"input": "abc"})).send().await.unwrap().json().await.unwrap();
+    let e1: Value = c
+        .post(format!("{base}/v1/embeddings"))
+        .json(&json!({"input": ["abc", "xyz"], "model": "e"}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let e2: Value = c
+        .post(format!("{base}/v1/embeddings"))
+        .json(&json!({"input": "abc"}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
     assert_eq!(e1["data"][0]["embedding"].as_array().unwrap().len(), 64);
     assert_eq!(e1["data"][0]["embedding"], e2["data"][0]["embedding"]);
     assert_ne!(e1["data"][0]["embedding"], e1["data"][1]["embedding"]);
 
-    let stats: Value = c.get(format!("{base}/_mock/stats")).send().await.unwrap().json().await.unwrap();
+    let stats: Value = c
+        .get(format!("{base}/_mock/stats"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
     assert_eq!(stats["requests"], 4);
-    let reqs: Value = c.get(format!("{base}/_mock/requests")).send().await.unwrap().json().await.unwrap();
+    let reqs: Value = c
+        .get(format!("{base}/_mock/requests"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
     assert_eq!(reqs[0]["body"]["messages"][0]["content"], "this is special");
     assert_eq!(reqs[0]["headers"]["content-type"], "application/json");
 
     let t0 = std::time::Instant::now();
     mock.stop().await;
-    assert!(t0.elapsed() < Duration::from_secs(2), "stop took {:?}", t0.elapsed());
+    assert!(
+        t0.elapsed() < Duration::from_secs(2),
+        "stop took {:?}",
+        t0.elapsed()
+    );
     let _ = hung.await;
 }

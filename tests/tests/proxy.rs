@@ -16,7 +16,11 @@ fn chat(text: &str) -> Value {
 
 fn data_events(body: &str) -> Vec<String> {
     body.split("\n\n")
-        .filter_map(|e| e.lines().find_map(|l| l.strip_prefix("data: ")).map(str::to_owned))
+        .filter_map(|e| {
+            e.lines()
+                .find_map(|l| l.strip_prefix("data: "))
+                .map(str::to_owned)
+        })
         .collect()
 }
 
@@ -44,10 +48,22 @@ async fn records_turns_in_their_sessions() {
         for (i, t) in turns.iter().enumerate() {
             assert_eq!(t.seq, i as u64 + 1);
             assert_eq!(t.status, TurnStatus::Ok);
-            assert_eq!(t.request["messages"][0]["content"], format!("{session} question {i}"));
-            let answer = t.response.as_ref().unwrap()["choices"][0]["message"]["content"].as_str().unwrap();
-            assert!(answer.contains(&format!("{session} question {i}")), "{answer}");
-            assert_eq!(t.model.as_deref(), Some("mock-model"), "llm.model_id replaces the client's model");
+            assert_eq!(
+                t.request["messages"][0]["content"],
+                format!("{session} question {i}")
+            );
+            let answer = t.response.as_ref().unwrap()["choices"][0]["message"]["content"]
+                .as_str()
+                .unwrap();
+            assert!(
+                answer.contains(&format!("{session} question {i}")),
+                "{answer}"
+            );
+            assert_eq!(
+                t.model.as_deref(),
+                Some("mock-model"),
+                "llm.model_id replaces the client's model"
+            );
         }
     }
     assert_eq!(store.turn_count().unwrap(), 5);
@@ -62,7 +78,12 @@ async fn private_keys_are_stripped_and_model_forced() {
     body["turn_type"] = json!("main");
     body["session_done"] = json!(false);
     body["prompt_cache_key"] = json!("s-body:0");
-    let resp = h.post("/v1/chat/completions").json(&body).send().await.unwrap();
+    let resp = h
+        .post("/v1/chat/completions")
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
     assert_eq!(resp.headers()["x-metaclaw-session-id"], "s-body");
     let got = &h.mock.requests()[0].body;
     for key in ["session_id", "turn_type", "session_done"] {
@@ -70,22 +91,32 @@ async fn private_keys_are_stripped_and_model_forced() {
     }
     assert_eq!(got["prompt_cache_key"], "s-body:0");
     assert_eq!(got["model"], "mock-model");
-    assert_eq!(h.mock.requests()[0].header("authorization"), Some("Bearer upstream-key"));
+    assert_eq!(
+        h.mock.requests()[0].header("authorization"),
+        Some("Bearer upstream-key")
+    );
     h.stop().await;
 }
 
 #[tokio::test]
 async fn streaming_passes_every_event_through_unchanged() {
     let h = Harness::start().await;
-    h.mock.push(Behaviour::reasoning("think first", "then answer"));
+    h.mock
+        .push(Behaviour::reasoning("think first", "then answer"));
     let mut body = chat("stream please");
     body["stream"] = json!(true);
     body["stream_options"] = json!({"include_usage": true});
-    let proxied = h.post("/v1/chat/completions").json(&body).send().await.unwrap();
+    let proxied = h
+        .post("/v1/chat/completions")
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
     assert_eq!(proxied.headers()["content-type"], "text/event-stream");
     let proxied = proxied.text().await.unwrap();
     // Same scripted answer straight from the mock, for comparison.
-    h.mock.push(Behaviour::reasoning("think first", "then answer"));
+    h.mock
+        .push(Behaviour::reasoning("think first", "then answer"));
     let mut direct_body = body.clone();
     direct_body["model"] = json!("mock-model");
     let direct = h
@@ -115,15 +146,20 @@ async fn streaming_passes_every_event_through_unchanged() {
     };
     let (p, d) = (data_events(&proxied), data_events(&direct));
     assert!(p.len() > 4);
-    assert_eq!(strip_ids(p.clone()), strip_ids(d), "proxied stream differs from the upstream's");
+    assert_eq!(
+        strip_ids(p.clone()),
+        strip_ids(d),
+        "proxied stream differs from the upstream's"
+    );
     assert!(p.iter().any(|e| e.contains("reasoning_content")));
     assert!(p.iter().any(|e| e.contains("\"usage\":{")));
     assert_eq!(p.last().unwrap(), "[DONE]");
     h.wait_turns(1).await;
-    let turn = &h.core().store().turns_in_session(
-        &h.core().store().sessions(10).unwrap()[0].id,
-    )
-    .unwrap()[0];
+    let turn = &h
+        .core()
+        .store()
+        .turns_in_session(&h.core().store().sessions(10).unwrap()[0].id)
+        .unwrap()[0];
     let msg = &turn.response.as_ref().unwrap()["choices"][0]["message"];
     assert_eq!(msg["content"], "then answer");
     assert_eq!(msg["reasoning_content"], "think first");
@@ -138,15 +174,26 @@ async fn stream_events_arrive_as_they_are_produced() {
     let mut body = chat("slow");
     body["stream"] = json!(true);
     let started = std::time::Instant::now();
-    let resp = h.post("/v1/chat/completions").json(&body).send().await.unwrap();
+    let resp = h
+        .post("/v1/chat/completions")
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
     let mut stream = resp.bytes_stream();
     let first = stream.next().await.unwrap().unwrap();
     let first_at = started.elapsed();
     assert!(!first.is_empty());
     while stream.next().await.is_some() {}
     let total = started.elapsed();
-    assert!(total >= Duration::from_millis(700), "the stream should take ~900 ms, took {total:?}");
-    assert!(first_at < total / 2, "first event at {first_at:?} of {total:?}: the proxy buffered");
+    assert!(
+        total >= Duration::from_millis(700),
+        "the stream should take ~900 ms, took {total:?}"
+    );
+    assert!(
+        first_at < total / 2,
+        "first event at {first_at:?} of {total:?}: the proxy buffered"
+    );
     h.stop().await;
 }
 
@@ -156,11 +203,20 @@ async fn client_disconnect_cancels_the_upstream_and_is_recorded() {
     h.mock.push(Behaviour::slow_stream(50, 100));
     let mut body = chat("long");
     body["stream"] = json!(true);
-    let resp = h.post("/v1/chat/completions").header("x-session-id", "gone").json(&body).send().await.unwrap();
+    let resp = h
+        .post("/v1/chat/completions")
+        .header("x-session-id", "gone")
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
     let mut stream = resp.bytes_stream();
     stream.next().await.unwrap().unwrap();
     drop(stream);
-    let (stats, ok) = h.mock.wait_for_stats(Duration::from_secs(5), |s| s.cancelled_streams == 1).await;
+    let (stats, ok) = h
+        .mock
+        .wait_for_stats(Duration::from_secs(5), |s| s.cancelled_streams == 1)
+        .await;
     assert!(ok, "upstream stream was not cancelled: {stats:?}");
     h.wait_turns(1).await;
     let t = &h.core().store().turns_in_session("gone").unwrap()[0];
@@ -176,24 +232,45 @@ async fn upstream_errors_keep_status_and_shape() {
         json!({"error": {"message": "slow down", "type": "rate_limit_error", "code": "rate_limited"}}),
         &[("retry-after", "1")],
     ));
-    let resp = h.post("/v1/chat/completions").json(&chat("a")).send().await.unwrap();
+    let resp = h
+        .post("/v1/chat/completions")
+        .json(&chat("a"))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(resp.status(), 429);
     let body: Value = resp.json().await.unwrap();
     assert_eq!(body["error"]["message"], "slow down");
 
     h.mock.push(Behaviour::error(500));
-    let resp = h.post("/v1/messages").json(&json!({"model": "m", "max_tokens": 10,
-        "messages": [{"role": "user", "content": "x"}]})).send().await.unwrap();
+    let resp = h
+        .post("/v1/messages")
+        .json(&json!({"model": "m", "max_tokens": 10,
+        "messages": [{"role": "user", "content": "x"}]}))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(resp.status(), 500);
     let body: Value = resp.json().await.unwrap();
     assert_eq!(body["type"], "error");
     assert_eq!(body["error"]["type"], "api_error");
 
-    h.mock.push(Behaviour::delay(3000, Behaviour::reply("late")));
-    let resp = h.post("/v1/chat/completions").json(&chat("slow")).send().await.unwrap();
+    h.mock
+        .push(Behaviour::delay(3000, Behaviour::reply("late")));
+    let resp = h
+        .post("/v1/chat/completions")
+        .json(&chat("slow"))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(resp.status(), 504);
     let body: Value = resp.json().await.unwrap();
-    assert!(body["error"]["message"].as_str().unwrap().contains("timed out"));
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("timed out")
+    );
     h.wait_turns(3).await;
     let statuses: Vec<TurnStatus> = h
         .core()
@@ -204,19 +281,47 @@ async fn upstream_errors_keep_status_and_shape() {
         .flat_map(|s| h.core().store().turns_in_session(&s.id).unwrap())
         .map(|t| t.status)
         .collect();
-    assert_eq!(statuses.iter().filter(|s| **s == TurnStatus::UpstreamError).count(), 2);
-    assert_eq!(statuses.iter().filter(|s| **s == TurnStatus::UpstreamUnreachable).count(), 1);
+    assert_eq!(
+        statuses
+            .iter()
+            .filter(|s| **s == TurnStatus::UpstreamError)
+            .count(),
+        2
+    );
+    assert_eq!(
+        statuses
+            .iter()
+            .filter(|s| **s == TurnStatus::UpstreamUnreachable)
+            .count(),
+        1
+    );
     h.stop().await;
 }
 
 #[tokio::test]
 async fn refused_connection_is_a_502_and_the_proxy_survives() {
     let h = Harness::start_with(|c| c.llm.api_base = "http://127.0.0.1:9/v1".into()).await;
-    let resp = h.post("/v1/chat/completions").json(&chat("a")).send().await.unwrap();
+    let resp = h
+        .post("/v1/chat/completions")
+        .json(&chat("a"))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(resp.status(), 502);
     let body: Value = resp.json().await.unwrap();
-    assert!(body["error"]["message"].as_str().unwrap().contains("unreachable"), "{body}");
-    let health = h.client.get(format!("{}/healthz", h.base)).send().await.unwrap();
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("unreachable"),
+        "{body}"
+    );
+    let health = h
+        .client
+        .get(format!("{}/healthz", h.base))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(health.status(), 200);
     h.stop().await;
 }
@@ -227,12 +332,24 @@ async fn broken_stream_ends_with_an_error_event() {
     h.mock.push(Behaviour::reset_mid_stream(2));
     let mut body = chat("x");
     body["stream"] = json!(true);
-    let text = h.post("/v1/chat/completions").header("x-session-id", "cut").json(&body).send().await.unwrap().text().await.unwrap();
+    let text = h
+        .post("/v1/chat/completions")
+        .header("x-session-id", "cut")
+        .json(&body)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
     let events = data_events(&text);
     let last: Value = serde_json::from_str(events.last().unwrap()).unwrap();
     assert_eq!(last["error"]["code"], "upstream_stream_broken");
     h.wait_turns(1).await;
-    assert_eq!(h.core().store().turns_in_session("cut").unwrap()[0].status, TurnStatus::StreamBroken);
+    assert_eq!(
+        h.core().store().turns_in_session("cut").unwrap()[0].status,
+        TurnStatus::StreamBroken
+    );
     h.stop().await;
 }
 
@@ -240,15 +357,41 @@ async fn broken_stream_ends_with_an_error_event() {
 async fn bad_input_gets_openai_and_anthropic_shaped_errors() {
     let h = Harness::start_with(|c| c.proxy.max_body_bytes = 4096).await;
     let cases: Vec<(&str, Vec<u8>, u16, &str)> = vec![
-        ("/v1/chat/completions", b"{not json".to_vec(), 400, "not valid JSON"),
-        ("/v1/chat/completions", br#"{"model":"m"}"#.to_vec(), 400, "`messages` is required"),
-        ("/v1/chat/completions", br#"{"messages":[{"role":"user","content":1}]}"#.to_vec(), 400, "content"),
+        (
+            "/v1/chat/completions",
+            b"{not json".to_vec(),
+            400,
+            "not valid JSON",
+        ),
+        (
+            "/v1/chat/completions",
+            br#"{"model":"m"}"#.to_vec(),
+            400,
+            "`messages` is required",
+        ),
+        (
+            "/v1/chat/completions",
+            br#"{"messages":[{"role":"user","content":1}]}"#.to_vec(),
+            400,
+            "content",
+        ),
         ("/v1/chat/completions", b"\xff\xfe".to_vec(), 400, "UTF-8"),
         ("/v1/chat/completions", vec![b' '; 5000], 413, "limit"),
-        ("/v1/messages", br#"{"messages":[{"role":"system","content":"x"}]}"#.to_vec(), 400, "role"),
+        (
+            "/v1/messages",
+            br#"{"messages":[{"role":"system","content":"x"}]}"#.to_vec(),
+            400,
+            "role",
+        ),
     ];
     for (path, body, status, needle) in cases {
-        let resp = h.post(path).header("content-type", "application/json").body(body).send().await.unwrap();
+        let resp = h
+            .post(path)
+            .header("content-type", "application/json")
+            .body(body)
+            .send()
+            .await
+            .unwrap();
         assert_eq!(resp.status(), status, "{path} {needle}");
         let v: Value = resp.json().await.unwrap();
         let message = if path == "/v1/messages" {
@@ -260,7 +403,13 @@ async fn bad_input_gets_openai_and_anthropic_shaped_errors() {
         };
         assert!(message.contains(needle), "{message} lacks {needle}");
     }
-    let resp = h.client.post(format!("{}/v1/chat/completions", h.base)).json(&chat("x")).send().await.unwrap();
+    let resp = h
+        .client
+        .post(format!("{}/v1/chat/completions", h.base))
+        .json(&chat("x"))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(resp.status(), 401);
     let resp = h
         .client
@@ -271,26 +420,50 @@ async fn bad_input_gets_openai_and_anthropic_shaped_errors() {
         .await
         .unwrap();
     assert_eq!(resp.status(), 401);
-    assert_eq!(resp.json::<Value>().await.unwrap()["error"]["type"], "authentication_error");
-    assert!(h.mock.requests().is_empty(), "nothing invalid reached the upstream");
+    assert_eq!(
+        resp.json::<Value>().await.unwrap()["error"]["type"],
+        "authentication_error"
+    );
+    assert!(
+        h.mock.requests().is_empty(),
+        "nothing invalid reached the upstream"
+    );
     h.stop().await;
 }
 
 #[tokio::test]
 async fn anthropic_client_tool_use_round_trip_over_openai_upstream() {
     let h = Harness::start().await;
-    h.mock.push(Behaviour::tool_call("read", r#"{"path":"HELLO.txt"}"#));
+    h.mock
+        .push(Behaviour::tool_call("read", r#"{"path":"HELLO.txt"}"#));
     let first = json!({"model": "claude", "max_tokens": 100,
         "system": [{"type": "text", "text": "You are an agent."}],
         "tools": [{"name": "read", "description": "read a file", "input_schema": {"type": "object",
             "properties": {"path": {"type": "string"}}}}],
         "messages": [{"role": "user", "content": "read HELLO.txt"}]});
-    let resp: Value = h.post("/v1/messages").json(&first).send().await.unwrap().json().await.unwrap();
+    let resp: Value = h
+        .post("/v1/messages")
+        .json(&first)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
     assert_eq!(resp["stop_reason"], "tool_use");
-    let tool = resp["content"].as_array().unwrap().iter().find(|b| b["type"] == "tool_use").unwrap().clone();
+    let tool = resp["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["type"] == "tool_use")
+        .unwrap()
+        .clone();
     assert_eq!(tool["input"], json!({"path": "HELLO.txt"}));
     let upstream = &h.mock.requests()[0].body;
-    assert_eq!(upstream["messages"][0], json!({"role": "system", "content": "You are an agent."}));
+    assert_eq!(
+        upstream["messages"][0],
+        json!({"role": "system", "content": "You are an agent."})
+    );
     assert_eq!(upstream["tools"][0]["function"]["name"], "read");
 
     let mut second = first.clone();
@@ -300,13 +473,24 @@ async fn anthropic_client_tool_use_round_trip_over_openai_upstream() {
         {"role": "user", "content": [{"type": "tool_result", "tool_use_id": tool["id"], "content": "hello"}]}
     ]);
     second["stream"] = json!(true);
-    let text = h.post("/v1/messages").json(&second).send().await.unwrap().text().await.unwrap();
+    let text = h
+        .post("/v1/messages")
+        .json(&second)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
     assert!(text.starts_with("event: message_start"));
     assert!(text.contains("event: message_stop"));
     let upstream = &h.mock.requests()[1].body;
     let msgs = upstream["messages"].as_array().unwrap();
     assert_eq!(msgs[2]["tool_calls"][0]["id"], tool["id"]);
-    assert_eq!(msgs[3], json!({"role": "tool", "tool_call_id": tool["id"], "content": "hello"}));
+    assert_eq!(
+        msgs[3],
+        json!({"role": "tool", "tool_call_id": tool["id"], "content": "hello"})
+    );
     assert_eq!(upstream["stream_options"], json!({"include_usage": true}));
     h.stop().await;
 }
@@ -331,8 +515,17 @@ async fn anthropic_native_passthrough() {
     assert_eq!(req.path, "/v1/messages");
     assert_eq!(req.header("x-api-key"), Some("upstream-key"));
     assert_eq!(req.header("anthropic-version"), Some("2023-06-01"));
-    let resp = h.post("/v1/chat/completions").json(&chat("x")).send().await.unwrap();
-    assert_eq!(resp.status(), 400, "OpenAI clients get a clear error with an Anthropic upstream");
+    let resp = h
+        .post("/v1/chat/completions")
+        .json(&chat("x"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        resp.status(),
+        400,
+        "OpenAI clients get a clear error with an Anthropic upstream"
+    );
     h.stop().await;
 }
 
@@ -340,32 +533,72 @@ async fn anthropic_native_passthrough() {
 async fn session_done_and_count_drop_emit_session_end() {
     let h = Harness::start().await;
     let mut events = h.core().events();
-    h.post("/v1/chat/completions").header("x-session-id", "done-1").header("x-session-done", "true")
-        .json(&chat("bye")).send().await.unwrap().text().await.unwrap();
+    h.post("/v1/chat/completions")
+        .header("x-session-id", "done-1")
+        .header("x-session-done", "true")
+        .json(&chat("bye"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
     // Header-less: 2 messages then 1 message = a new conversation.
     let two = json!({"model": "client-model", "messages": [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}, {"role": "user", "content": "c"}]});
-    h.post("/v1/chat/completions").json(&two).send().await.unwrap().text().await.unwrap();
-    h.post("/v1/chat/completions").json(&chat("fresh")).send().await.unwrap().text().await.unwrap();
+    h.post("/v1/chat/completions")
+        .json(&two)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    h.post("/v1/chat/completions")
+        .json(&chat("fresh"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
     let mut ends = Vec::new();
     let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
     while ends.len() < 2 && tokio::time::Instant::now() < deadline {
-        if let Ok(Ok(Event::SessionEnded { session_id, reason, .. })) =
-            tokio::time::timeout(Duration::from_millis(200), events.recv()).await
+        if let Ok(Ok(Event::SessionEnded {
+            session_id, reason, ..
+        })) = tokio::time::timeout(Duration::from_millis(200), events.recv()).await
         {
             ends.push((session_id, reason));
         }
     }
-    assert!(ends.contains(&("done-1".to_owned(), SessionEndReason::Explicit)), "{ends:?}");
+    assert!(
+        ends.contains(&("done-1".to_owned(), SessionEndReason::Explicit)),
+        "{ends:?}"
+    );
     assert!(ends.iter().any(|(id, r)| id.starts_with("tui-client-model-") && *r == SessionEndReason::CountDrop), "{ends:?}");
     h.wait_turns(3).await;
     for _ in 0..100 {
         h.core().store().flush().unwrap();
-        if h.core().store().session("done-1").unwrap().and_then(|s| s.end_reason).is_some() {
+        if h.core()
+            .store()
+            .session("done-1")
+            .unwrap()
+            .and_then(|s| s.end_reason)
+            .is_some()
+        {
             break;
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    assert_eq!(h.core().store().session("done-1").unwrap().unwrap().end_reason, Some(SessionEndReason::Explicit));
+    assert_eq!(
+        h.core()
+            .store()
+            .session("done-1")
+            .unwrap()
+            .unwrap()
+            .end_reason,
+        Some(SessionEndReason::Explicit)
+    );
     h.stop().await;
 }
 
@@ -378,8 +611,18 @@ async fn max_context_tokens_truncates_before_forwarding() {
         {"role": "user", "content": filler},
         {"role": "assistant", "content": filler},
         {"role": "user", "content": "latest question"}]});
-    h.post("/v1/chat/completions").json(&body).send().await.unwrap().text().await.unwrap();
-    let sent = h.mock.requests()[0].body["messages"].as_array().unwrap().clone();
+    h.post("/v1/chat/completions")
+        .json(&body)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let sent = h.mock.requests()[0].body["messages"]
+        .as_array()
+        .unwrap()
+        .clone();
     assert_eq!(sent.len(), 2, "{sent:?}");
     assert_eq!(sent[0]["role"], "system");
     assert_eq!(sent[1]["content"], "latest question");
@@ -389,11 +632,22 @@ async fn max_context_tokens_truncates_before_forwarding() {
 #[tokio::test]
 async fn models_and_unknown_routes() {
     let h = Harness::start().await;
-    let models: Value = h.client.get(format!("{}/v1/models", h.base)).bearer_auth(support::PROXY_KEY)
-        .send().await.unwrap().json().await.unwrap();
+    let models: Value = h
+        .client
+        .get(format!("{}/v1/models", h.base))
+        .bearer_auth(support::PROXY_KEY)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
     assert_eq!(models["data"][0]["id"], "mock-model");
     let resp = h.post("/v1/nope").json(&json!({})).send().await.unwrap();
     assert_eq!(resp.status(), 404);
-    assert_eq!(resp.json::<Value>().await.unwrap()["error"]["code"], "unknown_url");
+    assert_eq!(
+        resp.json::<Value>().await.unwrap()["error"]["code"],
+        "unknown_url"
+    );
     h.stop().await;
 }

@@ -9,14 +9,17 @@ use crate::output::{say, warn};
 
 fn is_secret(key: &str) -> bool {
     let last = key.rsplit('.').next().unwrap_or(key);
-    ["api_key", "token", "secret", "password"].iter().any(|s| last.contains(s))
+    ["api_key", "token", "secret", "password"]
+        .iter()
+        .any(|s| last.contains(s))
 }
 
 fn render(v: &Value) -> String {
     match v {
         Value::String(s) => s.clone(),
         Value::Null => String::new(),
-        other => serde_saphyr::to_string(other).map_or_else(|_| other.to_string(), |s| s.trim_end().to_owned()),
+        other => serde_saphyr::to_string(other)
+            .map_or_else(|_| other.to_string(), |s| s.trim_end().to_owned()),
     }
 }
 
@@ -43,7 +46,10 @@ pub fn run(home: &Home, key: String, value: Option<String>) -> Result<()> {
             let loaded = metaclaw_config::load(&path)?;
             let effective = serde_json::to_value(&loaded.config)?;
             let pointer = format!("/{}", key.replace('.', "/"));
-            let found = effective.pointer(&pointer).cloned().or_else(|| loaded.document.get(key).cloned());
+            let found = effective
+                .pointer(&pointer)
+                .cloned()
+                .or_else(|| loaded.document.get(key).cloned());
             match found {
                 Some(v) => {
                     say(&render(&v));
@@ -57,10 +63,16 @@ pub fn run(home: &Home, key: String, value: Option<String>) -> Result<()> {
             for w in &loaded.warnings {
                 warn(&w.to_string());
             }
-            let shown = if is_secret(key) { "(hidden)".to_owned() } else { render(loaded.document.get(key).unwrap_or(&Value::Null)) };
+            let shown = if is_secret(key) {
+                "(hidden)".to_owned()
+            } else {
+                render(loaded.document.get(key).unwrap_or(&Value::Null))
+            };
             say(&format!("{key} = {shown}"));
             if is_running(home) {
-                say("MetaClaw is running: restart it (`metaclaw stop && metaclaw start`) to apply the change.");
+                say(
+                    "MetaClaw is running: restart it (`metaclaw stop && metaclaw start`) to apply the change.",
+                );
             }
             Ok(())
         }

@@ -36,7 +36,12 @@ pub fn read_state(home: &Home) -> Option<DaemonState> {
 
 /// True while some process holds the home's daemon lock.
 pub fn is_running(home: &Home) -> bool {
-    let Ok(file) = OpenOptions::new().create(true).truncate(false).write(true).open(home.lock_path()) else {
+    let Ok(file) = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(home.lock_path())
+    else {
         return false;
     };
     match file.try_lock() {
@@ -56,7 +61,9 @@ fn acquire_lock(home: &Home) -> Result<File> {
         .open(home.lock_path())
         .with_context(|| format!("could not open {}", home.lock_path().display()))?;
     if file.try_lock().is_err() {
-        let who = read_state(home).map(|s| format!(" (pid {}, port {})", s.pid, s.port)).unwrap_or_default();
+        let who = read_state(home)
+            .map(|s| format!(" (pid {}, port {})", s.pid, s.port))
+            .unwrap_or_default();
         bail!(
             "MetaClaw is already running on {}{who}; stop it with `metaclaw stop` (the tray app and the daemon cannot share a home directory)",
             home.root().display()
@@ -86,7 +93,9 @@ pub fn run_foreground(home: &Home, args: &StartArgs) -> Result<()> {
     let config = load_config(home, args)?;
     let _lock = acquire_lock(home)?;
     if config.mode != metaclaw_config::Mode::SkillsOnly {
-        tracing::warn!("RL training is not available in this build yet; serving in skills_only fashion");
+        tracing::warn!(
+            "RL training is not available in this build yet; serving in skills_only fashion"
+        );
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -94,9 +103,13 @@ pub fn run_foreground(home: &Home, args: &StartArgs) -> Result<()> {
         .build()
         .context("could not start the async runtime")?;
     runtime.block_on(async {
-        let mode = serde_json::to_value(config.mode)?.as_str().unwrap_or_default().to_owned();
+        let mode = serde_json::to_value(config.mode)?
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
         let host = config.proxy.host.clone();
-        let core = metaclaw_core::start(metaclaw_core::CoreOptions::new(home.clone(), config)).await?;
+        let core =
+            metaclaw_core::start(metaclaw_core::CoreOptions::new(home.clone(), config)).await?;
         let state = DaemonState {
             pid: std::process::id(),
             host,
@@ -128,7 +141,10 @@ fn write_state(home: &Home, state: &DaemonState) -> Result<()> {
 
 async fn wait_for_signal() {
     use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut term), Ok(mut int)) = (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) else {
+    let (Ok(mut term), Ok(mut int)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) else {
         std::future::pending::<()>().await;
         return;
     };
@@ -141,14 +157,19 @@ async fn wait_for_signal() {
 fn init_tracing() {
     let filter = tracing_subscriber::EnvFilter::try_from_env("METACLAW_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
 }
 
 pub fn start_detached(home: &Home, args: &StartArgs) -> Result<()> {
     home.ensure()?;
     if is_running(home) {
         let s = read_state(home);
-        let at = s.map(|s| format!(" (pid {}, http://{}:{}/v1)", s.pid, s.host, s.port)).unwrap_or_default();
+        let at = s
+            .map(|s| format!(" (pid {}, http://{}:{}/v1)", s.pid, s.host, s.port))
+            .unwrap_or_default();
         say(&format!("MetaClaw is already running{at}."));
         return Ok(());
     }
@@ -185,8 +206,12 @@ pub fn start_detached(home: &Home, args: &StartArgs) -> Result<()> {
 
     let url = format!("http://127.0.0.1:{}/healthz", config.proxy.port);
     let deadline = Instant::now() + Duration::from_secs(15);
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-    let client = reqwest::Client::builder().timeout(Duration::from_millis(500)).build()?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_millis(500))
+        .build()?;
     loop {
         if let Some(status) = child.try_wait()? {
             bail!(
@@ -212,7 +237,10 @@ pub fn start_detached(home: &Home, args: &StartArgs) -> Result<()> {
         std::thread::sleep(Duration::from_millis(25));
     }
     let mode = args.mode.map(|m| m.as_str().to_owned()).unwrap_or_else(|| {
-        serde_json::to_value(config.mode).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default()
+        serde_json::to_value(config.mode)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .unwrap_or_default()
     });
     say(&format!(
         "MetaClaw started (pid {}): http://127.0.0.1:{}/v1, mode {mode}. Logs: {}",
@@ -255,7 +283,10 @@ pub fn stop(home: &Home) -> Result<()> {
             let _ = kill(pid, Signal::SIGKILL);
             std::thread::sleep(Duration::from_millis(200));
             let _ = std::fs::remove_file(home.state_path());
-            say(&format!("MetaClaw (pid {}) did not stop within 15 s and was killed.", state.pid));
+            say(&format!(
+                "MetaClaw (pid {}) did not stop within 15 s and was killed.",
+                state.pid
+            ));
             return Ok(());
         }
         std::thread::sleep(Duration::from_millis(50));

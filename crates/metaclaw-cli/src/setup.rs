@@ -16,11 +16,19 @@ const MODES: [ModeArg; 3] = [ModeArg::SkillsOnly, ModeArg::Rl, ModeArg::Auto];
 pub fn run(home: &Home, args: SetupArgs) -> Result<()> {
     home.ensure()?;
     let path = home.config_path();
-    let loaded = metaclaw_config::load(&path)
-        .with_context(|| format!("the existing {} is invalid; fix or remove it first", path.display()))?;
+    let loaded = metaclaw_config::load(&path).with_context(|| {
+        format!(
+            "the existing {} is invalid; fix or remove it first",
+            path.display()
+        )
+    })?;
     let mut doc = loaded.document;
     let interactive = !args.non_interactive && std::io::stdin().is_terminal();
-    let answers = if interactive { ask(&doc, args)? } else { from_flags(&doc, args)? };
+    let answers = if interactive {
+        ask(&doc, args)?
+    } else {
+        from_flags(&doc, args)?
+    };
 
     doc.set("mode", json!(answers.mode.as_str()))?;
     doc.set("llm.provider", json!(answers.provider.name))?;
@@ -35,7 +43,10 @@ pub fn run(home: &Home, args: SetupArgs) -> Result<()> {
     if doc.get("proxy.host").is_none() {
         doc.set("proxy.host", json!("127.0.0.1"))?;
     }
-    let has_proxy_key = doc.get("proxy.api_key").and_then(Value::as_str).is_some_and(|k| !k.is_empty());
+    let has_proxy_key = doc
+        .get("proxy.api_key")
+        .and_then(Value::as_str)
+        .is_some_and(|k| !k.is_empty());
     if !has_proxy_key {
         doc.set("proxy.api_key", json!(generate_key()))?;
     }
@@ -45,17 +56,27 @@ pub fn run(home: &Home, args: SetupArgs) -> Result<()> {
     let (config, warnings) = metaclaw_config::validate(&doc)?;
     metaclaw_config::save(&path, &doc)?;
     let skills_dir = config.skills_dir(home);
-    std::fs::create_dir_all(&skills_dir)
-        .with_context(|| format!("could not create the skills directory {}", skills_dir.display()))?;
+    std::fs::create_dir_all(&skills_dir).with_context(|| {
+        format!(
+            "could not create the skills directory {}",
+            skills_dir.display()
+        )
+    })?;
 
     for w in warnings {
         crate::output::warn(&w.to_string());
     }
     say(&format!("Wrote {} (mode 0600).", path.display()));
-    say(&format!("  provider  {}  ({})", answers.provider.name, config.llm.api_base));
+    say(&format!(
+        "  provider  {}  ({})",
+        answers.provider.name, config.llm.api_base
+    ));
     say(&format!("  model     {}", config.served_model()));
     say(&format!("  mode      {}", answers.mode.as_str()));
-    say(&format!("  proxy     http://127.0.0.1:{}/v1", config.proxy.port));
+    say(&format!(
+        "  proxy     http://127.0.0.1:{}/v1",
+        config.proxy.port
+    ));
     say(&format!("  skills    {}", skills_dir.display()));
     say("Next: `metaclaw start`.");
     Ok(())
@@ -72,7 +93,10 @@ struct Answers {
 }
 
 fn current(doc: &Document, key: &str) -> Option<String> {
-    doc.get(key).and_then(Value::as_str).filter(|s| !s.is_empty()).map(str::to_owned)
+    doc.get(key)
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned)
 }
 
 fn preset_arg(name: &str) -> Result<&'static Preset> {
@@ -83,22 +107,38 @@ fn preset_arg(name: &str) -> Result<&'static Preset> {
 }
 
 fn from_flags(doc: &Document, args: SetupArgs) -> Result<Answers> {
-    let provider_name = args.provider.or_else(|| current(doc, "llm.provider")).unwrap_or_else(|| "custom".into());
+    let provider_name = args
+        .provider
+        .or_else(|| current(doc, "llm.provider"))
+        .unwrap_or_else(|| "custom".into());
     let provider = preset_arg(&provider_name)?;
     let api_base = args
         .api_base
         .or_else(|| (!provider.api_base.is_empty()).then(|| provider.api_base.to_owned()))
         .or_else(|| current(doc, "llm.api_base"));
     let Some(api_base) = api_base else {
-        bail!("provider `{}` needs --api-base (the OpenAI-compatible base URL, e.g. http://localhost:8000/v1)", provider.name);
+        bail!(
+            "provider `{}` needs --api-base (the OpenAI-compatible base URL, e.g. http://localhost:8000/v1)",
+            provider.name
+        );
     };
     let model = args
         .model
         .or_else(|| current(doc, "llm.model_id"))
         .or_else(|| (!provider.model.is_empty()).then(|| provider.model.to_owned()))
         .unwrap_or_default();
-    let mode = args.mode.or_else(|| current(doc, "mode").and_then(|m| mode_from_str(&m))).unwrap_or(ModeArg::SkillsOnly);
-    Ok(Answers { provider, api_base, model, api_key: args.api_key, mode, port: args.port })
+    let mode = args
+        .mode
+        .or_else(|| current(doc, "mode").and_then(|m| mode_from_str(&m)))
+        .unwrap_or(ModeArg::SkillsOnly);
+    Ok(Answers {
+        provider,
+        api_base,
+        model,
+        api_key: args.api_key,
+        mode,
+        port: args.port,
+    })
 }
 
 fn mode_from_str(s: &str) -> Option<ModeArg> {
@@ -114,7 +154,11 @@ fn ask(doc: &Document, args: SetupArgs) -> Result<Answers> {
             let default = current(doc, "llm.provider")
                 .and_then(|p| PRESETS.iter().position(|x| x.name == p))
                 .unwrap_or(0);
-            let i = Select::new().with_prompt("LLM provider").items(&labels).default(default).interact()?;
+            let i = Select::new()
+                .with_prompt("LLM provider")
+                .items(&labels)
+                .default(default)
+                .interact()?;
             &PRESETS[i]
         }
     };
@@ -140,34 +184,68 @@ fn ask(doc: &Document, args: SetupArgs) -> Result<Answers> {
         Some(m) => m,
         None => Input::new()
             .with_prompt("Model id")
-            .with_initial_text(current(doc, "llm.model_id").unwrap_or_else(|| provider.model.to_owned()))
+            .with_initial_text(
+                current(doc, "llm.model_id").unwrap_or_else(|| provider.model.to_owned()),
+            )
             .interact_text()?,
     };
     let api_key = match args.api_key {
         Some(k) => Some(k),
         None => {
             let has = current(doc, "llm.api_key").is_some();
-            let prompt = if has { "API key (Enter keeps the stored one)" } else { "API key (Enter for none)" };
-            let k = Password::new().with_prompt(prompt).allow_empty_password(true).interact()?;
+            let prompt = if has {
+                "API key (Enter keeps the stored one)"
+            } else {
+                "API key (Enter for none)"
+            };
+            let k = Password::new()
+                .with_prompt(prompt)
+                .allow_empty_password(true)
+                .interact()?;
             (!k.is_empty() || !has).then_some(k)
         }
     };
     let mode = match args.mode {
         Some(m) => m,
         None => {
-            let labels = ["skills_only: skills injected, no training", "rl: + live RL training", "auto: RL only while you are away"];
-            let default = current(doc, "mode").and_then(|m| MODES.iter().position(|x| x.as_str() == m)).unwrap_or(0);
-            MODES[Select::new().with_prompt("Mode").items(&labels).default(default).interact()?]
+            let labels = [
+                "skills_only: skills injected, no training",
+                "rl: + live RL training",
+                "auto: RL only while you are away",
+            ];
+            let default = current(doc, "mode")
+                .and_then(|m| MODES.iter().position(|x| x.as_str() == m))
+                .unwrap_or(0);
+            MODES[Select::new()
+                .with_prompt("Mode")
+                .items(labels)
+                .default(default)
+                .interact()?]
         }
     };
     let port = match args.port {
         Some(p) => Some(p),
         None => {
-            let current_port = doc.get("proxy.port").and_then(Value::as_u64).unwrap_or(30000);
-            Some(Input::<u16>::new().with_prompt("Proxy port").default(current_port as u16).interact_text()?)
+            let current_port = doc
+                .get("proxy.port")
+                .and_then(Value::as_u64)
+                .unwrap_or(30000);
+            Some(
+                Input::<u16>::new()
+                    .with_prompt("Proxy port")
+                    .default(current_port as u16)
+                    .interact_text()?,
+            )
         }
     };
-    Ok(Answers { provider, api_base, model, api_key, mode, port })
+    Ok(Answers {
+        provider,
+        api_base,
+        model,
+        api_key,
+        mode,
+        port,
+    })
 }
 
 fn generate_key() -> String {

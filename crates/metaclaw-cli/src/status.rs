@@ -14,8 +14,12 @@ use crate::output::say;
 pub fn run(home: &Home, args: &StatusArgs) -> Result<()> {
     let loaded = metaclaw_config::load(&home.config_path())?;
     let config = loaded.config;
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-    let client = reqwest::Client::builder().timeout(Duration::from_secs(3)).build()?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_secs(3))
+        .build()?;
 
     let running = is_running(home);
     let state = read_state(home).filter(|_| running);
@@ -53,11 +57,22 @@ pub fn run(home: &Home, args: &StatusArgs) -> Result<()> {
     } else {
         say(&format!("port       {} (configured)", config.proxy.port));
     }
-    say(&format!("mode       {}", report["mode"].as_str().unwrap_or("?")));
+    say(&format!(
+        "mode       {}",
+        report["mode"].as_str().unwrap_or("?")
+    ));
     if let Some(up) = report["uptime_s"].as_f64() {
         say(&format!("uptime     {}", human_duration(up)));
     }
-    say(&format!("upstream   {} — {}", if config.llm.api_base.is_empty() { "(not set)" } else { &config.llm.api_base }, upstream.1));
+    say(&format!(
+        "upstream   {} — {}",
+        if config.llm.api_base.is_empty() {
+            "(not set)"
+        } else {
+            &config.llm.api_base
+        },
+        upstream.1
+    ));
     match turns_today {
         Some(n) => say(&format!("turns today {n}")),
         None => say("turns today 0 (no database yet)"),
@@ -65,20 +80,34 @@ pub fn run(home: &Home, args: &StatusArgs) -> Result<()> {
     Ok(())
 }
 
-async fn probe_upstream(client: &reqwest::Client, config: &metaclaw_config::Config) -> (bool, String) {
+async fn probe_upstream(
+    client: &reqwest::Client,
+    config: &metaclaw_config::Config,
+) -> (bool, String) {
     let base = config.llm.api_base.trim_end_matches('/');
     if base.is_empty() {
-        return (false, "llm.api_base is not set; run `metaclaw setup`".into());
+        return (
+            false,
+            "llm.api_base is not set; run `metaclaw setup`".into(),
+        );
     }
     let mut req = client.get(format!("{base}/models"));
     if !config.llm.api_key.is_empty() {
-        req = req.bearer_auth(&config.llm.api_key).header("x-api-key", &config.llm.api_key);
+        req = req
+            .bearer_auth(&config.llm.api_key)
+            .header("x-api-key", &config.llm.api_key);
     }
     match req.send().await {
-        Ok(r) if r.status().is_success() => (true, format!("reachable (HTTP {})", r.status().as_u16())),
-        Ok(r) if r.status().as_u16() == 401 || r.status().as_u16() == 403 => {
-            (true, format!("reachable, but HTTP {}: check llm.api_key", r.status().as_u16()))
+        Ok(r) if r.status().is_success() => {
+            (true, format!("reachable (HTTP {})", r.status().as_u16()))
         }
+        Ok(r) if r.status().as_u16() == 401 || r.status().as_u16() == 403 => (
+            true,
+            format!(
+                "reachable, but HTTP {}: check llm.api_key",
+                r.status().as_u16()
+            ),
+        ),
         Ok(r) => (true, format!("reachable (HTTP {})", r.status().as_u16())),
         Err(e) if e.is_timeout() => (false, "unreachable: timed out after 3 s".into()),
         Err(e) => (false, format!("unreachable: {}", root_cause(&e))),
@@ -102,7 +131,10 @@ fn turns_today(home: &Home) -> Option<u64> {
     }
     let store = metaclaw_store::Store::open_read_only(&path).ok()?;
     let midnight = Local::now().date_naive().and_hms_opt(0, 0, 0)?;
-    let since = Local.from_local_datetime(&midnight).earliest()?.with_timezone(&Utc);
+    let since = Local
+        .from_local_datetime(&midnight)
+        .earliest()?
+        .with_timezone(&Utc);
     store.turns_since(since).ok()
 }
 

@@ -10,12 +10,18 @@ use predicates::prelude::*;
 
 fn metaclaw(home: &Path) -> Command {
     let mut cmd = Command::cargo_bin("metaclaw").unwrap();
-    cmd.env("METACLAW_HOME", home).env_remove("METACLAW_LOG").timeout(Duration::from_secs(30));
+    cmd.env("METACLAW_HOME", home)
+        .env_remove("METACLAW_LOG")
+        .timeout(Duration::from_secs(30));
     cmd
 }
 
 fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }
 
 #[test]
@@ -32,7 +38,16 @@ fn version_prints_the_crate_version() {
 fn non_interactive_setup_writes_a_private_config() {
     let home = tempfile::tempdir().unwrap();
     metaclaw(home.path())
-        .args(["setup", "--non-interactive", "--provider", "kimi", "--api-key", "sk-secret-123456789", "--port", "31555"])
+        .args([
+            "setup",
+            "--non-interactive",
+            "--provider",
+            "kimi",
+            "--api-key",
+            "sk-secret-123456789",
+            "--port",
+            "31555",
+        ])
         .assert()
         .success()
         .stdout(predicate::str::contains("Wrote"));
@@ -45,9 +60,19 @@ fn non_interactive_setup_writes_a_private_config() {
     assert!(text.contains("sk-secret-123456789"));
     assert!(home.path().join("skills").is_dir());
     // A proxy key was generated, and `config` reads it back.
-    let out = metaclaw(home.path()).args(["config", "proxy.api_key"]).assert().success().get_output().stdout.clone();
+    let out = metaclaw(home.path())
+        .args(["config", "proxy.api_key"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
     assert!(String::from_utf8(out).unwrap().trim().starts_with("mc-"));
-    metaclaw(home.path()).args(["config", "proxy.port"]).assert().success().stdout("31555\n");
+    metaclaw(home.path())
+        .args(["config", "proxy.port"])
+        .assert()
+        .success()
+        .stdout("31555\n");
 }
 
 #[test]
@@ -82,16 +107,36 @@ fn config_show_get_set_and_validation() {
         .stdout(predicate::str::contains("model_id: moonshotai/Kimi-K2.5"))
         .stderr(predicate::str::contains("fancy_new_key"))
         .stderr(predicate::str::contains("memory.enabled"));
-    metaclaw(home.path()).args(["config", "llm.model_id"]).assert().success().stdout("moonshotai/Kimi-K2.5\n");
-    metaclaw(home.path()).args(["config", "proxy.port", "31000"]).assert().success().stdout("proxy.port = 31000\n");
-    metaclaw(home.path()).args(["config", "proxy.port"]).assert().success().stdout("31000\n");
+    metaclaw(home.path())
+        .args(["config", "llm.model_id"])
+        .assert()
+        .success()
+        .stdout("moonshotai/Kimi-K2.5\n");
+    metaclaw(home.path())
+        .args(["config", "proxy.port", "31000"])
+        .assert()
+        .success()
+        .stdout("proxy.port = 31000\n");
+    metaclaw(home.path())
+        .args(["config", "proxy.port"])
+        .assert()
+        .success()
+        .stdout("31000\n");
     let before = std::fs::read(&path).unwrap();
     metaclaw(home.path())
         .args(["config", "mode", "turbo"])
         .assert()
         .failure()
-        .stderr(predicate::str::contains("`mode`").and(predicate::str::contains("turbo")).and(predicate::str::contains("skills_only")));
-    assert_eq!(std::fs::read(&path).unwrap(), before, "a rejected value leaves the file untouched");
+        .stderr(
+            predicate::str::contains("`mode`")
+                .and(predicate::str::contains("turbo"))
+                .and(predicate::str::contains("skills_only")),
+        );
+    assert_eq!(
+        std::fs::read(&path).unwrap(),
+        before,
+        "a rejected value leaves the file untouched"
+    );
     metaclaw(home.path())
         .args(["config", "no.such.key"])
         .assert()
@@ -103,14 +148,26 @@ fn config_show_get_set_and_validation() {
 fn broken_yaml_is_reported_with_its_position() {
     let home = tempfile::tempdir().unwrap();
     std::fs::write(home.path().join("config.yaml"), "mode: [unclosed\n").unwrap();
-    metaclaw(home.path()).args(["start"]).assert().failure().stderr(predicate::str::contains("line"));
+    metaclaw(home.path())
+        .args(["start"])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("line"));
 }
 
 #[test]
 fn status_and_stop_when_not_running() {
     let home = tempfile::tempdir().unwrap();
-    metaclaw(home.path()).arg("status").assert().success().stdout(predicate::str::contains("stopped"));
-    metaclaw(home.path()).arg("stop").assert().success().stdout(predicate::str::contains("not running"));
+    metaclaw(home.path())
+        .arg("status")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("stopped"));
+    metaclaw(home.path())
+        .arg("stop")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("not running"));
 }
 
 #[test]
@@ -131,7 +188,9 @@ fn start_status_stop_lifecycle() {
         .arg("start")
         .assert()
         .success()
-        .stdout(predicate::str::contains(format!("http://127.0.0.1:{port}/v1")));
+        .stdout(predicate::str::contains(format!(
+            "http://127.0.0.1:{port}/v1"
+        )));
     // One request so `turns today` counts something.
     let body = r#"{"model":"m","messages":[{"role":"user","content":"hi"}]}"#;
     let resp = rt.block_on(async {
@@ -146,7 +205,13 @@ fn start_status_stop_lifecycle() {
     });
     assert_eq!(resp, 200);
     std::thread::sleep(Duration::from_millis(300));
-    let out = metaclaw(home.path()).args(["status", "--json"]).assert().success().get_output().stdout.clone();
+    let out = metaclaw(home.path())
+        .args(["status", "--json"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
     let status: serde_json::Value = serde_json::from_slice(&out).unwrap();
     assert_eq!(status["running"], true);
     assert_eq!(status["healthy"], true);
@@ -155,14 +220,26 @@ fn start_status_stop_lifecycle() {
     assert_eq!(status["upstream"]["reachable"], true);
     assert_eq!(status["turns_today"], 1);
     // A second start reports the running one; a second foreground daemon refuses to run.
-    metaclaw(home.path()).arg("start").assert().success().stdout(predicate::str::contains("already running"));
+    metaclaw(home.path())
+        .arg("start")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("already running"));
     metaclaw(home.path())
         .args(["start", "--foreground", "--port", &free_port().to_string()])
         .assert()
         .failure()
         .stderr(predicate::str::contains("already running"));
-    metaclaw(home.path()).arg("stop").assert().success().stdout(predicate::str::contains("stopped"));
-    metaclaw(home.path()).arg("status").assert().success().stdout(predicate::str::contains("stopped"));
+    metaclaw(home.path())
+        .arg("stop")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("stopped"));
+    metaclaw(home.path())
+        .arg("status")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("stopped"));
     assert!(!home.path().join("daemon.json").exists());
     rt.block_on(mock.stop());
 }
@@ -172,7 +249,11 @@ fn start_explains_a_port_in_use() {
     let home = tempfile::tempdir().unwrap();
     let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = taken.local_addr().unwrap().port();
-    std::fs::write(home.path().join("config.yaml"), format!("proxy:\n  port: {port}\n")).unwrap();
+    std::fs::write(
+        home.path().join("config.yaml"),
+        format!("proxy:\n  port: {port}\n"),
+    )
+    .unwrap();
     metaclaw(home.path())
         .arg("start")
         .assert()

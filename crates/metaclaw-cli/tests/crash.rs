@@ -33,7 +33,10 @@ fn spawn_daemon(home: &std::path::Path) -> Daemon {
 async fn wait_healthy(client: &reqwest::Client, port: u16) {
     let deadline = Instant::now() + Duration::from_secs(15);
     while Instant::now() < deadline {
-        if let Ok(r) = client.get(format!("http://127.0.0.1:{port}/healthz")).send().await
+        if let Ok(r) = client
+            .get(format!("http://127.0.0.1:{port}/healthz"))
+            .send()
+            .await
             && r.status() == 200
         {
             return;
@@ -47,7 +50,11 @@ async fn wait_healthy(client: &reqwest::Client, port: u16) {
 async fn kill_dash_nine_loses_no_acknowledged_turn() {
     let mock = MockUpstream::start().await.unwrap();
     let home = tempfile::tempdir().unwrap();
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
     std::fs::write(
         home.path().join("config.yaml"),
         format!(
@@ -56,7 +63,10 @@ async fn kill_dash_nine_loses_no_acknowledged_turn() {
         ),
     )
     .unwrap();
-    let client = reqwest::Client::builder().timeout(Duration::from_secs(5)).build().unwrap();
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_secs(5))
+        .build()
+        .unwrap();
     let mut daemon = spawn_daemon(home.path());
     wait_healthy(&client, port).await;
 
@@ -80,7 +90,11 @@ async fn kill_dash_nine_loses_no_acknowledged_turn() {
                     .send()
                     .await;
                 let Ok(resp) = sent else { break };
-                let Some(id) = resp.headers().get("x-metaclaw-turn-id").and_then(|v| v.to_str().ok()).map(str::to_owned)
+                let Some(id) = resp
+                    .headers()
+                    .get("x-metaclaw-turn-id")
+                    .and_then(|v| v.to_str().ok())
+                    .map(str::to_owned)
                 else {
                     break;
                 };
@@ -118,11 +132,24 @@ async fn kill_dash_nine_loses_no_acknowledged_turn() {
         .filter(|(_, at)| killed_at.duration_since(*at) >= Duration::from_secs(1))
         .map(|(id, _)| id)
         .collect();
-    assert!(settled.len() > 50, "too little load to mean anything: {} turns", settled.len());
+    assert!(
+        settled.len() > 50,
+        "too little load to mean anything: {} turns",
+        settled.len()
+    );
     let missing: Vec<&&String> = settled.iter().filter(|id| !stored.contains(**id)).collect();
-    assert!(missing.is_empty(), "{} of {} acknowledged turns lost: {missing:?}", missing.len(), settled.len());
+    assert!(
+        missing.is_empty(),
+        "{} of {} acknowledged turns lost: {missing:?}",
+        missing.len(),
+        settled.len()
+    );
     let recent = acked.iter().filter(|(id, _)| stored.contains(id)).count();
-    eprintln!("acknowledged {}, committed {recent}, settled {}", acked.len(), settled.len());
+    eprintln!(
+        "acknowledged {}, committed {recent}, settled {}",
+        acked.len(),
+        settled.len()
+    );
     drop(restarted);
     mock.stop().await;
 }

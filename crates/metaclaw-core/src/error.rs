@@ -5,9 +5,17 @@ pub enum CoreError {
     #[error(transparent)]
     Config(#[from] metaclaw_config::ConfigError),
     #[error("could not open the database {path}: {source}")]
-    Store { path: PathBuf, source: metaclaw_store::StoreError },
-    #[error("could not listen on {addr}: {source} (is another MetaClaw or program using the port? change proxy.port)")]
-    Bind { addr: String, source: std::io::Error },
+    Store {
+        path: PathBuf,
+        source: metaclaw_store::StoreError,
+    },
+    #[error(
+        "could not listen on {addr}: {source} (is another MetaClaw or program using the port? change proxy.port)"
+    )]
+    Bind {
+        addr: String,
+        source: std::io::Error,
+    },
     #[error("could not build the HTTP client: {0}")]
     Http(String),
     #[error("server error: {0}")]

@@ -26,7 +26,12 @@ pub struct CoreOptions {
 
 impl CoreOptions {
     pub fn new(home: Home, config: Config) -> Self {
-        Self { home, config, clock: Arc::new(SystemClock), bind: None }
+        Self {
+            home,
+            config,
+            clock: Arc::new(SystemClock),
+            bind: None,
+        }
     }
 }
 
@@ -42,12 +47,18 @@ pub struct RunningCore {
 }
 
 pub async fn start(opts: CoreOptions) -> Result<RunningCore, CoreError> {
-    let CoreOptions { home, config, clock, bind } = opts;
+    let CoreOptions {
+        home,
+        config,
+        clock,
+        bind,
+    } = opts;
     home.ensure()?;
     let db_path = home.db_path();
-    let store = Arc::new(
-        Store::open(&db_path).map_err(|source| CoreError::Store { path: db_path.clone(), source })?,
-    );
+    let store = Arc::new(Store::open(&db_path).map_err(|source| CoreError::Store {
+        path: db_path.clone(),
+        source,
+    })?);
     let (events, _) = broadcast::channel(1024);
     let mut background = Vec::new();
 
@@ -58,9 +69,14 @@ pub async fn start(opts: CoreOptions) -> Result<RunningCore, CoreError> {
             config.records.retention_days,
         )));
     }
-    background.push(tokio::spawn(persist_session_ends(store.clone(), events.subscribe())));
+    background.push(tokio::spawn(persist_session_ends(
+        store.clone(),
+        events.subscribe(),
+    )));
 
-    let hooks: Vec<Arc<dyn TurnHook>> = vec![Arc::new(RecordingHook { recorder: store.recorder() })];
+    let hooks: Vec<Arc<dyn TurnHook>> = vec![Arc::new(RecordingHook {
+        recorder: store.recorder(),
+    })];
     let settings = ProxySettings::from_config(&config);
     let idle = settings.session_idle_timeout;
     let proxy = ProxyState::builder(settings, clock.clone(), events.clone())
@@ -73,26 +89,47 @@ pub async fn start(opts: CoreOptions) -> Result<RunningCore, CoreError> {
         .ok()
         .and_then(|v| v.as_str().map(str::to_owned))
         .unwrap_or_default();
-    let health = Health { mode, started_at: clock.now(), clock: clock.clone() };
+    let health = Health {
+        mode,
+        started_at: clock.now(),
+        clock: clock.clone(),
+    };
     let app = Router::new()
         .route("/healthz", get(healthz).with_state(health))
         .merge(metaclaw_proxy::router(proxy.clone()));
 
     let addr = bind.unwrap_or_else(|| {
-        let host = config.proxy.host.parse().unwrap_or(std::net::Ipv4Addr::LOCALHOST.into());
+        let host = config
+            .proxy
+            .host
+            .parse()
+            .unwrap_or(std::net::Ipv4Addr::LOCALHOST.into());
         SocketAddr::new(host, config.proxy.port)
     });
     let listener = tokio::net::TcpListener::bind(addr)
         .await
-        .map_err(|source| CoreError::Bind { addr: addr.to_string(), source })?;
+        .map_err(|source| CoreError::Bind {
+            addr: addr.to_string(),
+            source,
+        })?;
     let addr = listener.local_addr().map_err(CoreError::Serve)?;
     let token = CancellationToken::new();
     let stop = token.clone();
     let server = tokio::spawn(async move {
-        axum::serve(listener, app).with_graceful_shutdown(stop.cancelled_owned()).await
+        axum::serve(listener, app)
+            .with_graceful_shutdown(stop.cancelled_owned())
+            .await
     });
     tracing::info!(%addr, "MetaClaw proxy listening");
-    Ok(RunningCore { addr, token, server, background, store, events, proxy })
+    Ok(RunningCore {
+        addr,
+        token,
+        server,
+        background,
+        store,
+        events,
+        proxy,
+    })
 }
 
 impl RunningCore {
@@ -146,12 +183,20 @@ async fn persist_session_ends(store: Arc<Store>, mut rx: broadcast::Receiver<Eve
     let recorder = store.recorder();
     loop {
         match rx.recv().await {
-            Ok(Event::SessionEnded { session_id, reason, at, .. }) => {
+            Ok(Event::SessionEnded {
+                session_id,
+                reason,
+                at,
+                ..
+            }) => {
                 recorder.session_ended(session_id, reason, at);
             }
             Ok(_) => {}
             Err(broadcast::error::RecvError::Lagged(n)) => {
-                tracing::warn!(missed = n, "event listener lagged; some session ends were not persisted");
+                tracing::warn!(
+                    missed = n,
+                    "event listener lagged; some session ends were not persisted"
+                );
             }
             Err(broadcast::error::RecvError::Closed) => return,
         }

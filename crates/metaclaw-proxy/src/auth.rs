@@ -13,7 +13,9 @@ pub(crate) fn check(headers: &HeaderMap, expected: &str) -> Result<(), ProxyErro
     if constant_time_eq(presented.as_bytes(), expected.as_bytes()) {
         Ok(())
     } else {
-        Err(ProxyError::Unauthorized("the key does not match proxy.api_key"))
+        Err(ProxyError::Unauthorized(
+            "the key does not match proxy.api_key",
+        ))
     }
 }
 

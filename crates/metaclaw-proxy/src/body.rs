@@ -7,15 +7,20 @@ use serde_json::{Map, Value};
 use crate::error::ProxyError;
 
 /// Read at most `limit` bytes, then parse a JSON object.
-pub(crate) async fn read_json_object(body: Body, limit: u64) -> Result<Map<String, Value>, ProxyError> {
+pub(crate) async fn read_json_object(
+    body: Body,
+    limit: u64,
+) -> Result<Map<String, Value>, ProxyError> {
     let limit_usize = usize::try_from(limit).unwrap_or(usize::MAX);
-    let bytes = axum::body::to_bytes(body, limit_usize).await.map_err(|err| {
-        if is_length_limit(&err) {
-            ProxyError::TooLarge { limit }
-        } else {
-            ProxyError::bad_request(format!("could not read the request body: {err}"))
-        }
-    })?;
+    let bytes = axum::body::to_bytes(body, limit_usize)
+        .await
+        .map_err(|err| {
+            if is_length_limit(&err) {
+                ProxyError::TooLarge { limit }
+            } else {
+                ProxyError::bad_request(format!("could not read the request body: {err}"))
+            }
+        })?;
     parse_object(&bytes)
 }
 
@@ -33,7 +38,9 @@ fn is_length_limit(err: &axum::Error) -> bool {
 /// Parse a request body into a JSON object (also the cargo-fuzz entry point).
 pub fn parse_object(bytes: &[u8]) -> Result<Map<String, Value>, ProxyError> {
     if bytes.is_empty() {
-        return Err(ProxyError::bad_request("the request body is empty; expected a JSON object"));
+        return Err(ProxyError::bad_request(
+            "the request body is empty; expected a JSON object",
+        ));
     }
     let text = std::str::from_utf8(bytes).map_err(|e| {
         ProxyError::bad_request(format!(
@@ -47,7 +54,9 @@ pub fn parse_object(bytes: &[u8]) -> Result<Map<String, Value>, ProxyError> {
             "the request body must be a JSON object, not {}",
             kind(&other)
         ))),
-        Err(e) => Err(ProxyError::bad_request(format!("the request body is not valid JSON: {e}"))),
+        Err(e) => Err(ProxyError::bad_request(format!(
+            "the request body is not valid JSON: {e}"
+        ))),
     }
 }
 
@@ -82,15 +91,16 @@ fn is_count(v: &Value) -> bool {
     v.as_u64().is_some()
 }
 
-fn messages<'a>(body: &'a Map<String, Value>) -> Result<&'a Vec<Value>, ProxyError> {
+fn messages(body: &Map<String, Value>) -> Result<&Vec<Value>, ProxyError> {
     match body.get("messages") {
         None | Some(Value::Null) => Err(ProxyError::bad_param(
             "messages",
             "`messages` is required: a non-empty array of message objects",
         )),
-        Some(Value::Array(list)) if list.is_empty() => {
-            Err(ProxyError::bad_param("messages", "`messages` must not be empty"))
-        }
+        Some(Value::Array(list)) if list.is_empty() => Err(ProxyError::bad_param(
+            "messages",
+            "`messages` must not be empty",
+        )),
         Some(Value::Array(list)) => Ok(list),
         Some(other) => Err(ProxyError::bad_param(
             "messages",
@@ -119,7 +129,10 @@ pub fn validate_chat(body: &Map<String, Value>) -> Result<(), ProxyError> {
             Some(other) => {
                 return Err(ProxyError::bad_param(
                     "messages",
-                    format!("`messages[{i}].content` must be a string or an array, got {}", kind(other)),
+                    format!(
+                        "`messages[{i}].content` must be a string or an array, got {}",
+                        kind(other)
+                    ),
                 ));
             }
         }
@@ -127,7 +140,12 @@ pub fn validate_chat(body: &Map<String, Value>) -> Result<(), ProxyError> {
     expect_type(body, "model", Value::is_string, "a string")?;
     expect_type(body, "stream", Value::is_boolean, "a boolean")?;
     expect_type(body, "max_tokens", is_count, "a non-negative integer")?;
-    expect_type(body, "max_completion_tokens", is_count, "a non-negative integer")?;
+    expect_type(
+        body,
+        "max_completion_tokens",
+        is_count,
+        "a non-negative integer",
+    )?;
     expect_type(body, "tools", Value::is_array, "an array")?;
     expect_type(body, "stream_options", Value::is_object, "an object")?;
     Ok(())
@@ -148,7 +166,9 @@ pub fn validate_messages(body: &Map<String, Value>) -> Result<(), ProxyError> {
             _ => {
                 return Err(ProxyError::bad_param(
                     "messages",
-                    format!("`messages[{i}].content` must be a string or an array of content blocks"),
+                    format!(
+                        "`messages[{i}].content` must be a string or an array of content blocks"
+                    ),
                 ));
             }
         }
@@ -156,7 +176,12 @@ pub fn validate_messages(body: &Map<String, Value>) -> Result<(), ProxyError> {
     expect_type(body, "model", Value::is_string, "a string")?;
     expect_type(body, "stream", Value::is_boolean, "a boolean")?;
     expect_type(body, "max_tokens", is_count, "a non-negative integer")?;
-    expect_type(body, "system", |v| v.is_string() || v.is_array(), "a string or an array")?;
+    expect_type(
+        body,
+        "system",
+        |v| v.is_string() || v.is_array(),
+        "a string or an array",
+    )?;
     expect_type(body, "tools", Value::is_array, "an array")?;
     Ok(())
 }
@@ -173,9 +198,24 @@ mod tests {
     #[test]
     fn rejects_non_json_non_utf8_and_non_objects() {
         assert!(parse_object(b"").unwrap_err().to_string().contains("empty"));
-        assert!(parse_object(b"{").unwrap_err().to_string().contains("not valid JSON"));
-        assert!(parse_object(b"\xff\xfe").unwrap_err().to_string().contains("UTF-8"));
-        assert!(parse_object(b"[1]").unwrap_err().to_string().contains("an array"));
+        assert!(
+            parse_object(b"{")
+                .unwrap_err()
+                .to_string()
+                .contains("not valid JSON")
+        );
+        assert!(
+            parse_object(b"\xff\xfe")
+                .unwrap_err()
+                .to_string()
+                .contains("UTF-8")
+        );
+        assert!(
+            parse_object(b"[1]")
+                .unwrap_err()
+                .to_string()
+                .contains("an array")
+        );
         assert!(parse_object(br#"{"a":1}"#).is_ok());
     }
 
@@ -197,15 +237,26 @@ mod tests {
         assert!(validate_chat(&obj(ok.clone())).is_ok());
         let mut bad = obj(ok);
         bad.insert("stream".into(), json!("yes"));
-        assert!(validate_chat(&bad).unwrap_err().to_string().contains("`stream` must be a boolean"));
+        assert!(
+            validate_chat(&bad)
+                .unwrap_err()
+                .to_string()
+                .contains("`stream` must be a boolean")
+        );
         bad.insert("stream".into(), json!(true));
         bad.insert("max_tokens".into(), json!(-1));
-        assert!(validate_chat(&bad).unwrap_err().to_string().contains("max_tokens"));
+        assert!(
+            validate_chat(&bad)
+                .unwrap_err()
+                .to_string()
+                .contains("max_tokens")
+        );
     }
 
     #[test]
     fn messages_roles_and_content() {
-        let ok = json!({"messages": [{"role": "user", "content": [{"type": "text", "text": "x"}]}]});
+        let ok =
+            json!({"messages": [{"role": "user", "content": [{"type": "text", "text": "x"}]}]});
         assert!(validate_messages(&obj(ok)).is_ok());
         let bad = json!({"messages": [{"role": "system", "content": "x"}]});
         assert!(validate_messages(&obj(bad)).is_err());

@@ -21,8 +21,15 @@ pub struct Assembled {
 pub async fn assemble(dialect: Dialect, stream: bool, bytes: Bytes) -> Assembled {
     if !stream {
         let response = serde_json::from_slice::<Value>(&bytes).ok();
-        let usage = response.as_ref().map(|r| usage_of(dialect, r)).unwrap_or_default();
-        return Assembled { response, usage, stream_error: None };
+        let usage = response
+            .as_ref()
+            .map(|r| usage_of(dialect, r))
+            .unwrap_or_default();
+        return Assembled {
+            response,
+            usage,
+            stream_error: None,
+        };
     }
     let events: Vec<(String, String)> = futures_util::stream::iter([Ok::<_, Infallible>(bytes)])
         .eventsource()
@@ -51,7 +58,11 @@ fn usage_of(dialect: Dialect, v: &Value) -> Usage {
 
 fn error_message(v: &Value) -> Option<String> {
     let e = v.get("error")?;
-    Some(e.get("message").and_then(Value::as_str).map_or_else(|| e.to_string(), str::to_owned))
+    Some(
+        e.get("message")
+            .and_then(Value::as_str)
+            .map_or_else(|| e.to_string(), str::to_owned),
+    )
 }
 
 fn assemble_openai(events: &[(String, String)]) -> Assembled {
@@ -67,7 +78,9 @@ fn assemble_openai(events: &[(String, String)]) -> Assembled {
         if data.trim() == "[DONE]" {
             continue;
         }
-        let Ok(chunk) = serde_json::from_str::<Value>(data) else { continue };
+        let Ok(chunk) = serde_json::from_str::<Value>(data) else {
+            continue;
+        };
         if let Some(msg) = error_message(&chunk) {
             stream_error = Some(msg);
             continue;
@@ -79,18 +92,31 @@ fn assemble_openai(events: &[(String, String)]) -> Assembled {
         if chunk.get("usage").is_some_and(Value::is_object) {
             usage_value = chunk["usage"].clone();
         }
-        let Some(choice) = chunk.pointer("/choices/0") else { continue };
+        let Some(choice) = chunk.pointer("/choices/0") else {
+            continue;
+        };
         if let Some(f) = choice.get("finish_reason").filter(|f| !f.is_null()) {
             finish = f.clone();
         }
-        let Some(delta) = choice.get("delta") else { continue };
+        let Some(delta) = choice.get("delta") else {
+            continue;
+        };
         if let Some(t) = delta.get("content").and_then(Value::as_str) {
             content.push_str(t);
         }
-        if let Some(r) = delta.get("reasoning_content").or_else(|| delta.get("reasoning")).and_then(Value::as_str) {
+        if let Some(r) = delta
+            .get("reasoning_content")
+            .or_else(|| delta.get("reasoning"))
+            .and_then(Value::as_str)
+        {
             reasoning.push_str(r);
         }
-        for c in delta.get("tool_calls").and_then(Value::as_array).into_iter().flatten() {
+        for c in delta
+            .get("tool_calls")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
             let index = c.get("index").and_then(Value::as_u64).unwrap_or(0) as usize;
             while calls.len() <= index {
                 calls.push(Map::new());
@@ -101,7 +127,9 @@ fn assemble_openai(events: &[(String, String)]) -> Assembled {
                     call.insert(key.into(), v.clone());
                 }
             }
-            let function = call.entry("function").or_insert_with(|| json!({"name": "", "arguments": ""}));
+            let function = call
+                .entry("function")
+                .or_insert_with(|| json!({"name": "", "arguments": ""}));
             if let Some(name) = c.pointer("/function/name").and_then(Value::as_str) {
                 let joined = format!("{}{name}", function["name"].as_str().unwrap_or(""));
                 function["name"] = Value::String(joined);
@@ -114,12 +142,22 @@ fn assemble_openai(events: &[(String, String)]) -> Assembled {
     }
     let mut message = Map::new();
     message.insert("role".into(), json!("assistant"));
-    message.insert("content".into(), if content.is_empty() && !calls.is_empty() { Value::Null } else { json!(content) });
+    message.insert(
+        "content".into(),
+        if content.is_empty() && !calls.is_empty() {
+            Value::Null
+        } else {
+            json!(content)
+        },
+    );
     if !reasoning.is_empty() {
         message.insert("reasoning_content".into(), json!(reasoning));
     }
     if !calls.is_empty() {
-        message.insert("tool_calls".into(), Value::Array(calls.into_iter().map(Value::Object).collect()));
+        message.insert(
+            "tool_calls".into(),
+            Value::Array(calls.into_iter().map(Value::Object).collect()),
+        );
     }
     let response = json!({
         "id": id, "object": "chat.completion", "model": model,
@@ -128,7 +166,11 @@ fn assemble_openai(events: &[(String, String)]) -> Assembled {
     });
     let usage = usage_of(Dialect::OpenAi, &response);
     let empty = events.is_empty();
-    Assembled { response: (!empty).then_some(response), usage, stream_error }
+    Assembled {
+        response: (!empty).then_some(response),
+        usage,
+        stream_error,
+    }
 }
 
 fn assemble_anthropic(events: &[(String, String)]) -> Assembled {
@@ -137,7 +179,9 @@ fn assemble_anthropic(events: &[(String, String)]) -> Assembled {
     let mut partial_json: Vec<String> = Vec::new();
     let mut stream_error = None;
     for (_, data) in events {
-        let Ok(ev) = serde_json::from_str::<Value>(data) else { continue };
+        let Ok(ev) = serde_json::from_str::<Value>(data) else {
+            continue;
+        };
         match ev.get("type").and_then(Value::as_str) {
             Some("message_start") => message = ev.get("message").cloned(),
             Some("content_block_start") => {
@@ -146,7 +190,9 @@ fn assemble_anthropic(events: &[(String, String)]) -> Assembled {
             }
             Some("content_block_delta") => {
                 let index = ev.get("index").and_then(Value::as_u64).unwrap_or(0) as usize;
-                let (Some(block), Some(delta)) = (blocks.get_mut(index), ev.get("delta")) else { continue };
+                let (Some(block), Some(delta)) = (blocks.get_mut(index), ev.get("delta")) else {
+                    continue;
+                };
                 match delta.get("type").and_then(Value::as_str) {
                     Some("text_delta") => append(block, "text", delta.get("text")),
                     Some("thinking_delta") => append(block, "thinking", delta.get("thinking")),
@@ -178,20 +224,31 @@ fn assemble_anthropic(events: &[(String, String)]) -> Assembled {
     }
     for (block, json_text) in blocks.iter_mut().zip(&partial_json) {
         if !json_text.is_empty() {
-            block["input"] = serde_json::from_str(json_text).unwrap_or_else(|_| json!({"_raw_arguments": json_text}));
+            block["input"] = serde_json::from_str(json_text)
+                .unwrap_or_else(|_| json!({"_raw_arguments": json_text}));
         }
     }
     let response = message.map(|mut m| {
         m["content"] = Value::Array(blocks);
         m
     });
-    let usage = response.as_ref().map(|r| usage_of(Dialect::Anthropic, r)).unwrap_or_default();
-    Assembled { response, usage, stream_error }
+    let usage = response
+        .as_ref()
+        .map(|r| usage_of(Dialect::Anthropic, r))
+        .unwrap_or_default();
+    Assembled {
+        response,
+        usage,
+        stream_error,
+    }
 }
 
 fn append(block: &mut Value, key: &str, piece: Option<&Value>) {
     if let Some(p) = piece.and_then(Value::as_str) {
-        let joined = format!("{}{p}", block.get(key).and_then(Value::as_str).unwrap_or(""));
+        let joined = format!(
+            "{}{p}",
+            block.get(key).and_then(Value::as_str).unwrap_or("")
+        );
         block[key] = Value::String(joined);
     }
 }
@@ -227,15 +284,27 @@ mod tests {
         let r = a.response.unwrap();
         assert_eq!(r["choices"][0]["message"]["content"], "Hi there");
         assert_eq!(r["choices"][0]["message"]["reasoning_content"], "r");
-        assert_eq!(r["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"], "{\"a\":1}");
+        assert_eq!(
+            r["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"],
+            "{\"a\":1}"
+        );
         assert_eq!(r["choices"][0]["finish_reason"], "tool_calls");
-        assert_eq!(a.usage, Usage { input_tokens: Some(3), output_tokens: Some(7) });
+        assert_eq!(
+            a.usage,
+            Usage {
+                input_tokens: Some(3),
+                output_tokens: Some(7)
+            }
+        );
         assert_eq!(a.stream_error, None);
     }
 
     #[tokio::test]
     async fn openai_error_event_is_reported() {
-        let bytes = sse(&[("", json!({"error": {"message": "boom", "type": "api_error"}}))]);
+        let bytes = sse(&[(
+            "",
+            json!({"error": {"message": "boom", "type": "api_error"}}),
+        )]);
         let a = assemble(Dialect::OpenAi, true, bytes).await;
         assert_eq!(a.stream_error.as_deref(), Some("boom"));
     }
@@ -243,13 +312,34 @@ mod tests {
     #[tokio::test]
     async fn anthropic_stream_assembles_message() {
         let bytes = sse(&[
-            ("message_start", json!({"type": "message_start", "message": {"id": "msg_1", "type": "message", "role": "assistant", "content": [], "model": "m", "usage": {"input_tokens": 5, "output_tokens": 0}}})),
-            ("content_block_start", json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}})),
-            ("content_block_delta", json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Hello"}})),
-            ("content_block_stop", json!({"type": "content_block_stop", "index": 0})),
-            ("content_block_start", json!({"type": "content_block_start", "index": 1, "content_block": {"type": "tool_use", "id": "t", "name": "read", "input": {}}})),
-            ("content_block_delta", json!({"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": "{\"p\": 2}"}})),
-            ("message_delta", json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 9}})),
+            (
+                "message_start",
+                json!({"type": "message_start", "message": {"id": "msg_1", "type": "message", "role": "assistant", "content": [], "model": "m", "usage": {"input_tokens": 5, "output_tokens": 0}}}),
+            ),
+            (
+                "content_block_start",
+                json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+            ),
+            (
+                "content_block_delta",
+                json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Hello"}}),
+            ),
+            (
+                "content_block_stop",
+                json!({"type": "content_block_stop", "index": 0}),
+            ),
+            (
+                "content_block_start",
+                json!({"type": "content_block_start", "index": 1, "content_block": {"type": "tool_use", "id": "t", "name": "read", "input": {}}}),
+            ),
+            (
+                "content_block_delta",
+                json!({"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": "{\"p\": 2}"}}),
+            ),
+            (
+                "message_delta",
+                json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 9}}),
+            ),
             ("message_stop", json!({"type": "message_stop"})),
         ]);
         let a = assemble(Dialect::Anthropic, true, bytes).await;
@@ -257,7 +347,13 @@ mod tests {
         assert_eq!(r["content"][0]["text"], "Hello");
         assert_eq!(r["content"][1]["input"], json!({"p": 2}));
         assert_eq!(r["stop_reason"], "tool_use");
-        assert_eq!(a.usage, Usage { input_tokens: Some(5), output_tokens: Some(9) });
+        assert_eq!(
+            a.usage,
+            Usage {
+                input_tokens: Some(5),
+                output_tokens: Some(9)
+            }
+        );
     }
 
     #[tokio::test]

@@ -7,7 +7,10 @@ use serde_json::{Value, json};
 #[derive(Debug, thiserror::Error)]
 pub enum ProxyError {
     #[error("{message}")]
-    BadRequest { message: String, param: Option<String> },
+    BadRequest {
+        message: String,
+        param: Option<String>,
+    },
     #[error("missing or invalid API key: {0}")]
     Unauthorized(&'static str),
     #[error("request body is larger than the {limit}-byte limit (proxy.max_body_bytes)")]
@@ -25,11 +28,17 @@ pub enum ProxyError {
 
 impl ProxyError {
     pub fn bad_request(message: impl Into<String>) -> Self {
-        Self::BadRequest { message: message.into(), param: None }
+        Self::BadRequest {
+            message: message.into(),
+            param: None,
+        }
     }
 
     pub fn bad_param(param: &str, message: impl Into<String>) -> Self {
-        Self::BadRequest { message: message.into(), param: Some(param.to_owned()) }
+        Self::BadRequest {
+            message: message.into(),
+            param: Some(param.to_owned()),
+        }
     }
 
     pub fn status(&self) -> StatusCode {
@@ -78,8 +87,10 @@ impl ProxyError {
 
 pub(crate) fn json_response(status: StatusCode, body: &Value) -> Response {
     let mut resp = (status, body.to_string()).into_response();
-    resp.headers_mut()
-        .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    resp.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
     resp
 }
 

@@ -22,7 +22,12 @@ use crate::state::{Inner, ProxyState};
 use crate::truncate;
 use crate::turn::TurnGuard;
 
-pub(crate) async fn serve(state: ProxyState, headers: HeaderMap, body: Body, client: Dialect) -> Response {
+pub(crate) async fn serve(
+    state: ProxyState,
+    headers: HeaderMap,
+    body: Body,
+    client: Dialect,
+) -> Response {
     match serve_turn(&state, &headers, body, client).await {
         Ok(resp) => resp,
         Err(err) => err.into_response_for(client),
@@ -63,7 +68,11 @@ async fn serve_turn(
         turn_type: assigned.turn_type,
         dialect: client,
     };
-    let mut request = PreparedRequest { dialect: client, body, injected: Vec::new() };
+    let mut request = PreparedRequest {
+        dialect: client,
+        body,
+        injected: Vec::new(),
+    };
     inner.hooks.before_forward(&ctx, &mut request);
     let dropped = truncate::truncate(
         &mut request.body,
@@ -75,11 +84,18 @@ async fn serve_turn(
         tracing::debug!(turn_id = %ctx.turn_id, dropped, "truncated to max_context_tokens");
     }
     let payload = match (client, upstream) {
-        (Dialect::Anthropic, Dialect::OpenAi) => serde_json::to_vec(&translate::request_to_openai(&request.body)),
+        (Dialect::Anthropic, Dialect::OpenAi) => {
+            serde_json::to_vec(&translate::request_to_openai(&request.body))
+        }
         _ => serde_json::to_vec(&request.body),
     }
     .map_err(|e| ProxyError::bad_request(format!("could not encode the request: {e}")))?;
-    let model = request.body.get("model").and_then(Value::as_str).unwrap_or_default().to_owned();
+    let model = request
+        .body
+        .get("model")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
 
     let mut guard = TurnGuard::new(inner.clone(), ctx, assigned, request, started, started_at);
     let stream = guard.is_stream();
@@ -150,14 +166,20 @@ async fn send(
                     .and_then(|v| v.split_once(' ').map(|(_, k)| k.trim().to_owned()))
             })
     };
-    let key = if pass_through { client_key() } else { Some(up.api_key.clone()) };
+    let key = if pass_through {
+        client_key()
+    } else {
+        Some(up.api_key.clone())
+    };
     match upstream {
         Dialect::OpenAi => {
             if let Some(k) = key.filter(|k| !k.is_empty()) {
                 rb = rb.bearer_auth(k);
             }
             if up.is_openrouter() {
-                rb = rb.header("HTTP-Referer", "https://metaclaw.local").header("X-Title", "MetaClaw");
+                rb = rb
+                    .header("HTTP-Referer", "https://metaclaw.local")
+                    .header("X-Title", "MetaClaw");
             }
         }
         Dialect::Anthropic => {
@@ -192,7 +214,11 @@ fn describe(e: &(dyn std::error::Error + 'static)) -> String {
         source = s.source();
     }
     let top = e.to_string();
-    if top.contains(&last) { top } else { format!("{top}: {last}") }
+    if top.contains(&last) {
+        top
+    } else {
+        format!("{top}: {last}")
+    }
 }
 
 async fn relay_whole(
@@ -207,7 +233,10 @@ async fn relay_whole(
     let bytes = match tokio::time::timeout(timeout, resp.bytes()).await {
         Ok(Ok(b)) => b,
         Ok(Err(e)) if !e.is_timeout() => {
-            let err = ProxyError::UpstreamUnreachable(format!("the upstream response broke off: {}", describe(&e)));
+            let err = ProxyError::UpstreamUnreachable(format!(
+                "the upstream response broke off: {}",
+                describe(&e)
+            ));
             guard.unreachable(502, err.to_string());
             return Err(err);
         }
@@ -221,7 +250,9 @@ async fn relay_whole(
         bytes
     } else {
         let parsed: Value = serde_json::from_slice(&bytes).map_err(|e| {
-            let err = ProxyError::UpstreamUnreachable(format!("the upstream answered with invalid JSON: {e}"));
+            let err = ProxyError::UpstreamUnreachable(format!(
+                "the upstream answered with invalid JSON: {e}"
+            ));
             guard.unreachable(502, err.to_string());
             err
         })?;
@@ -230,16 +261,20 @@ async fn relay_whole(
     guard.on_chunk(&out);
     guard.complete();
     let mut response = Response::new(Body::from(out));
-    response
-        .headers_mut()
-        .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
     Ok(response)
 }
 
 fn sse_response(body: Body) -> Response {
     let mut response = Response::new(body);
     let h = response.headers_mut();
-    h.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     h.insert("x-accel-buffering", HeaderValue::from_static("no"));
     response
@@ -263,7 +298,13 @@ fn broken_event(client: Dialect, message: &str) -> Bytes {
     out.freeze()
 }
 
-fn relay_stream(guard: TurnGuard, resp: reqwest::Response, client: Dialect, upstream: Dialect, model: &str) -> Response {
+fn relay_stream(
+    guard: TurnGuard,
+    resp: reqwest::Response,
+    client: Dialect,
+    upstream: Dialect,
+    model: &str,
+) -> Response {
     if client == upstream {
         return sse_response(Body::from_stream(passthrough(guard, resp, client)));
     }
@@ -277,28 +318,31 @@ fn passthrough(
     client: Dialect,
 ) -> impl futures_util::Stream<Item = Result<Bytes, std::convert::Infallible>> + Send {
     let upstream = resp.bytes_stream();
-    futures_util::stream::unfold((upstream, guard, false), move |(mut up, mut guard, done)| async move {
-        if done {
-            return None;
-        }
-        match up.next().await {
-            Some(Ok(chunk)) => {
-                guard.on_chunk(&chunk);
-                Some((Ok(chunk), (up, guard, false)))
+    futures_util::stream::unfold(
+        (upstream, guard, false),
+        move |(mut up, mut guard, done)| async move {
+            if done {
+                return None;
             }
-            Some(Err(e)) => {
-                let message = format!("the upstream stream broke off: {}", describe(&e));
-                let event = broken_event(client, &message);
-                guard.on_chunk(&event);
-                guard.broken(message);
-                Some((Ok(event), (up, guard, true)))
+            match up.next().await {
+                Some(Ok(chunk)) => {
+                    guard.on_chunk(&chunk);
+                    Some((Ok(chunk), (up, guard, false)))
+                }
+                Some(Err(e)) => {
+                    let message = format!("the upstream stream broke off: {}", describe(&e));
+                    let event = broken_event(client, &message);
+                    guard.on_chunk(&event);
+                    guard.broken(message);
+                    Some((Ok(event), (up, guard, true)))
+                }
+                None => {
+                    guard.complete();
+                    None
+                }
             }
-            None => {
-                guard.complete();
-                None
-            }
-        }
-    })
+        },
+    )
 }
 
 /// OpenAI upstream, Anthropic client: re-encode each chunk as Anthropic events.

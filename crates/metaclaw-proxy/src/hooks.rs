@@ -34,11 +34,16 @@ impl PreparedRequest {
                     return;
                 };
                 let last_system = messages.iter().rposition(|m| {
-                    matches!(m.get("role").and_then(Value::as_str), Some("system" | "developer"))
+                    matches!(
+                        m.get("role").and_then(Value::as_str),
+                        Some("system" | "developer")
+                    )
                 });
                 match last_system {
                     Some(i) => append_to_content(&mut messages[i], text),
-                    None => messages.insert(0, serde_json::json!({"role": "system", "content": text})),
+                    None => {
+                        messages.insert(0, serde_json::json!({"role": "system", "content": text}))
+                    }
                 }
             }
             Dialect::Anthropic => {
@@ -47,10 +52,12 @@ impl PreparedRequest {
                     Some(Value::Array(blocks)) => blocks.push(block),
                     Some(Value::String(s)) if !s.is_empty() => {
                         let first = serde_json::json!({"type": "text", "text": s.clone()});
-                        self.body.insert("system".into(), Value::Array(vec![first, block]));
+                        self.body
+                            .insert("system".into(), Value::Array(vec![first, block]));
                     }
                     _ => {
-                        self.body.insert("system".into(), Value::String(text.to_owned()));
+                        self.body
+                            .insert("system".into(), Value::String(text.to_owned()));
                     }
                 }
             }
@@ -108,27 +115,50 @@ mod tests {
     use serde_json::json;
 
     fn req(dialect: Dialect, body: Value) -> PreparedRequest {
-        PreparedRequest { dialect, body: body.as_object().unwrap().clone(), injected: vec![] }
+        PreparedRequest {
+            dialect,
+            body: body.as_object().unwrap().clone(),
+            injected: vec![],
+        }
     }
 
     #[test]
     fn appends_after_the_last_system_message() {
-        let mut r = req(Dialect::OpenAi, json!({"messages": [
-            {"role": "system", "content": "agent prompt"}, {"role": "user", "content": "hi"}]}));
+        let mut r = req(
+            Dialect::OpenAi,
+            json!({"messages": [
+            {"role": "system", "content": "agent prompt"}, {"role": "user", "content": "hi"}]}),
+        );
         r.append_system("SKILLS");
         assert_eq!(r.body["messages"][0]["content"], "agent prompt\n\nSKILLS");
-        let mut r = req(Dialect::OpenAi, json!({"messages": [{"role": "user", "content": "hi"}]}));
+        let mut r = req(
+            Dialect::OpenAi,
+            json!({"messages": [{"role": "user", "content": "hi"}]}),
+        );
         r.append_system("SKILLS");
-        assert_eq!(r.body["messages"][0], json!({"role": "system", "content": "SKILLS"}));
+        assert_eq!(
+            r.body["messages"][0],
+            json!({"role": "system", "content": "SKILLS"})
+        );
     }
 
     #[test]
     fn anthropic_system_gets_an_extra_block_and_keeps_cached_ones() {
-        let stable = json!({"type": "text", "text": "stable", "cache_control": {"type": "ephemeral"}});
-        let mut r = req(Dialect::Anthropic, json!({"system": [stable.clone()], "messages": []}));
+        let stable =
+            json!({"type": "text", "text": "stable", "cache_control": {"type": "ephemeral"}});
+        let mut r = req(
+            Dialect::Anthropic,
+            json!({"system": [stable.clone()], "messages": []}),
+        );
         r.append_system("SKILLS");
-        assert_eq!(r.body["system"], json!([stable, {"type": "text", "text": "SKILLS"}]));
-        let mut r = req(Dialect::Anthropic, json!({"system": "plain", "messages": []}));
+        assert_eq!(
+            r.body["system"],
+            json!([stable, {"type": "text", "text": "SKILLS"}])
+        );
+        let mut r = req(
+            Dialect::Anthropic,
+            json!({"system": "plain", "messages": []}),
+        );
         r.append_system("SKILLS");
         assert_eq!(r.body["system"][1]["text"], "SKILLS");
         assert_eq!(r.body["system"][0]["text"], "plain");

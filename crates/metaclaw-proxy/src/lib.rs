@@ -47,7 +47,11 @@ pub fn router(state: ProxyState) -> Router {
         .with_state(state)
 }
 
-async fn chat_completions(State(state): State<ProxyState>, headers: HeaderMap, body: Body) -> Response {
+async fn chat_completions(
+    State(state): State<ProxyState>,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
     forward::serve(state, headers, body, Dialect::OpenAi).await
 }
 
@@ -88,7 +92,11 @@ pub fn exercise_request_parser(data: &[u8]) {
                 let openai = request_to_openai(&b);
                 let _ = serde_json::to_vec(&openai);
             }
-            let mut p = PreparedRequest { dialect, body: b.clone(), injected: vec![] };
+            let mut p = PreparedRequest {
+                dialect,
+                body: b.clone(),
+                injected: vec![],
+            };
             p.append_system("skills");
             truncate(&mut b, 64, dialect, &EstimateCounter);
             truncate(&mut p.body, 4096, dialect, &EstimateCounter);

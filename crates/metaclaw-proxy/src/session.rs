@@ -57,15 +57,23 @@ impl SessionHints {
                     .and_then(value_as_id)
                     .map(|s| (s, SessionSource::Body))
             })
-            .or_else(|| {
-                prompt_cache_session(body).map(|s| (s, SessionSource::PromptCacheKey))
-            })
+            .or_else(|| prompt_cache_session(body).map(|s| (s, SessionSource::PromptCacheKey)))
             .or_else(|| runtime_session(body, dialect).map(|s| (s, SessionSource::AgentRuntime)));
 
         let turn_type = header("x-turn-type")
             .map(str::to_owned)
-            .or_else(|| body_key("turn_type").and_then(Value::as_str).map(str::to_owned))
-            .map(|t| if t.eq_ignore_ascii_case("main") { TurnType::Main } else { TurnType::Side });
+            .or_else(|| {
+                body_key("turn_type")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned)
+            })
+            .map(|t| {
+                if t.eq_ignore_ascii_case("main") {
+                    TurnType::Main
+                } else {
+                    TurnType::Side
+                }
+            });
 
         let done = header("x-session-done").is_some_and(truthy)
             || body_key("session_done").is_some_and(|v| match v {
@@ -75,8 +83,14 @@ impl SessionHints {
                 _ => false,
             });
 
-        let message_count = body.get("messages").and_then(Value::as_array).map_or(0, Vec::len);
-        let model = body.get("model").and_then(Value::as_str).unwrap_or("default");
+        let message_count = body
+            .get("messages")
+            .and_then(Value::as_array)
+            .map_or(0, Vec::len);
+        let model = body
+            .get("model")
+            .and_then(Value::as_str)
+            .unwrap_or("default");
         Self {
             explicit,
             turn_type,
@@ -176,7 +190,11 @@ struct Tracked {
 }
 
 impl SessionTracker {
-    pub fn new(clock: Arc<dyn Clock>, idle_timeout: Duration, events: broadcast::Sender<Event>) -> Self {
+    pub fn new(
+        clock: Arc<dyn Clock>,
+        idle_timeout: Duration,
+        events: broadcast::Sender<Event>,
+    ) -> Self {
         Self {
             open: Mutex::new(Tracked::default()),
             clock,
@@ -195,7 +213,9 @@ impl SessionTracker {
                 Some((id, source)) => (id.clone(), *source),
                 None => {
                     let current = t.heuristic.get(&hints.heuristic_key).cloned();
-                    let reuse = current.as_ref().and_then(|id| t.sessions.get(id).map(|s| (id, s)));
+                    let reuse = current
+                        .as_ref()
+                        .and_then(|id| t.sessions.get(id).map(|s| (id, s)));
                     match reuse {
                         Some((id, s))
                             if hints.message_count >= s.message_count
@@ -241,7 +261,10 @@ impl SessionTracker {
             entry.message_count = hints.message_count;
             entry.turns += 1;
             if is_new {
-                let _ = self.events.send(Event::SessionStarted { session_id: id.clone(), at: now });
+                let _ = self.events.send(Event::SessionStarted {
+                    session_id: id.clone(),
+                    at: now,
+                });
             }
             (id, source)
         };
@@ -293,12 +316,26 @@ impl SessionTracker {
 
     pub fn open_sessions(&self) -> Vec<(String, SessionSource)> {
         let t = self.open.lock().unwrap_or_else(|e| e.into_inner());
-        t.sessions.iter().map(|(id, s)| (id.clone(), s.source)).collect()
+        t.sessions
+            .iter()
+            .map(|(id, s)| (id.clone(), s.source))
+            .collect()
     }
 
-    fn emit_end(&self, session_id: String, reason: SessionEndReason, turns: u64, at: DateTime<Utc>) {
+    fn emit_end(
+        &self,
+        session_id: String,
+        reason: SessionEndReason,
+        turns: u64,
+        at: DateTime<Utc>,
+    ) {
         tracing::debug!(%session_id, reason = reason.as_str(), turns, "session ended");
-        let _ = self.events.send(Event::SessionEnded { session_id, reason, turns, at });
+        let _ = self.events.send(Event::SessionEnded {
+            session_id,
+            reason,
+            turns,
+            at,
+        });
     }
 }
 
@@ -307,7 +344,13 @@ fn new_heuristic_id(key: &str) -> String {
         .split_once(':')
         .map_or(key, |(_, m)| m)
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '.' { c } else { '-' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '.' {
+                c
+            } else {
+                '-'
+            }
+        })
         .take(48)
         .collect();
     let suffix = uuid::Uuid::new_v4().simple().to_string();
@@ -322,7 +365,10 @@ mod tests {
 
     fn tracker(clock: &ManualClock) -> (SessionTracker, broadcast::Receiver<Event>) {
         let (tx, rx) = broadcast::channel(64);
-        (SessionTracker::new(Arc::new(clock.clone()), Duration::from_secs(300), tx), rx)
+        (
+            SessionTracker::new(Arc::new(clock.clone()), Duration::from_secs(300), tx),
+            rx,
+        )
     }
 
     fn hints(headers: &[(&'static str, &str)], body: Value) -> (SessionHints, Map<String, Value>) {
@@ -335,13 +381,20 @@ mod tests {
     }
 
     fn msgs(n: usize) -> Value {
-        Value::Array((0..n).map(|i| json!({"role": "user", "content": format!("m{i}")})).collect())
+        Value::Array(
+            (0..n)
+                .map(|i| json!({"role": "user", "content": format!("m{i}")}))
+                .collect(),
+        )
     }
 
     fn ended(rx: &mut broadcast::Receiver<Event>) -> Vec<(String, SessionEndReason)> {
         let mut out = Vec::new();
         while let Ok(e) = rx.try_recv() {
-            if let Event::SessionEnded { session_id, reason, .. } = e {
+            if let Event::SessionEnded {
+                session_id, reason, ..
+            } = e
+            {
                 out.push((session_id, reason));
             }
         }
@@ -355,7 +408,10 @@ mod tests {
             json!({"messages": msgs(1), "session_id": "from-body", "turn_type": "main",
                    "session_done": true, "memory_scope": "x", "temperature": 0.2}),
         );
-        assert_eq!(h.explicit, Some(("from-header".into(), SessionSource::Header)));
+        assert_eq!(
+            h.explicit,
+            Some(("from-header".into(), SessionSource::Header))
+        );
         assert_eq!(h.turn_type, Some(TurnType::Side));
         assert!(h.done);
         let keys: Vec<&String> = body.keys().collect();
@@ -364,14 +420,29 @@ mod tests {
 
     #[test]
     fn prompt_cache_key_and_runtime_line() {
-        let (h, body) = hints(&[], json!({"messages": msgs(1), "prompt_cache_key": "abc-123:0"}));
-        assert_eq!(h.explicit, Some(("abc-123".into(), SessionSource::PromptCacheKey)));
-        assert!(body.contains_key("prompt_cache_key"), "official OpenAI field is forwarded");
-        let text = "[Sat] hi\n\nRuntime: agent=main | session=agent:main:k | sessionId=0f8fad5b-d9cb-469f-a165-70867728950e | host=x";
-        let (h, _) = hints(&[], json!({"messages": [{"role": "user", "content": text}]}));
+        let (h, body) = hints(
+            &[],
+            json!({"messages": msgs(1), "prompt_cache_key": "abc-123:0"}),
+        );
         assert_eq!(
             h.explicit,
-            Some(("0f8fad5b-d9cb-469f-a165-70867728950e".into(), SessionSource::AgentRuntime))
+            Some(("abc-123".into(), SessionSource::PromptCacheKey))
+        );
+        assert!(
+            body.contains_key("prompt_cache_key"),
+            "official OpenAI field is forwarded"
+        );
+        let text = "[Sat] hi\n\nRuntime: agent=main | session=agent:main:k | sessionId=0f8fad5b-d9cb-469f-a165-70867728950e | host=x";
+        let (h, _) = hints(
+            &[],
+            json!({"messages": [{"role": "user", "content": text}]}),
+        );
+        assert_eq!(
+            h.explicit,
+            Some((
+                "0f8fad5b-d9cb-469f-a165-70867728950e".into(),
+                SessionSource::AgentRuntime
+            ))
         );
     }
 
@@ -387,11 +458,17 @@ mod tests {
         assert!(a.session_id.starts_with("tui-m-"));
         let c = t.assign(&h1); // count dropped: a new conversation
         assert_ne!(c.session_id, a.session_id);
-        assert_eq!(ended(&mut rx), vec![(a.session_id.clone(), SessionEndReason::CountDrop)]);
+        assert_eq!(
+            ended(&mut rx),
+            vec![(a.session_id.clone(), SessionEndReason::CountDrop)]
+        );
         clock.advance(chrono::Duration::seconds(301));
         let d = t.assign(&h3);
         assert_ne!(d.session_id, c.session_id);
-        assert_eq!(ended(&mut rx), vec![(c.session_id, SessionEndReason::IdleTimeout)]);
+        assert_eq!(
+            ended(&mut rx),
+            vec![(c.session_id, SessionEndReason::IdleTimeout)]
+        );
     }
 
     #[test]
@@ -404,7 +481,10 @@ mod tests {
         assert!(t.sweep().is_empty());
         clock.advance(chrono::Duration::seconds(101));
         assert_eq!(t.sweep(), vec!["s1".to_string()]);
-        assert_eq!(ended(&mut rx), vec![("s1".into(), SessionEndReason::IdleTimeout)]);
+        assert_eq!(
+            ended(&mut rx),
+            vec![("s1".into(), SessionEndReason::IdleTimeout)]
+        );
         assert!(t.open_sessions().is_empty());
     }
 
@@ -412,7 +492,10 @@ mod tests {
     fn explicit_end_emits_event_with_turn_count() {
         let clock = ManualClock::new(Utc::now());
         let (t, mut rx) = tracker(&clock);
-        let (h, _) = hints(&[("x-session-id", "s2"), ("x-session-done", "TRUE")], json!({"messages": msgs(2)}));
+        let (h, _) = hints(
+            &[("x-session-id", "s2"), ("x-session-done", "TRUE")],
+            json!({"messages": msgs(2)}),
+        );
         let a = t.assign(&h);
         assert!(a.end_after);
         t.assign(&h);

@@ -40,7 +40,13 @@ impl ProxyState {
         clock: Arc<dyn Clock>,
         events: broadcast::Sender<Event>,
     ) -> ProxyStateBuilder {
-        ProxyStateBuilder { settings, clock, events, hooks: Hooks::default(), counter: Arc::new(EstimateCounter) }
+        ProxyStateBuilder {
+            settings,
+            clock,
+            events,
+            hooks: Hooks::default(),
+            counter: Arc::new(EstimateCounter),
+        }
     }
 
     pub fn sessions(&self) -> &SessionTracker {

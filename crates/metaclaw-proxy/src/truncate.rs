@@ -37,18 +37,24 @@ fn value_tokens(counter: &dyn TokenCounter, v: &Value) -> u64 {
 
 fn is_system(m: &Value, dialect: Dialect) -> bool {
     dialect == Dialect::OpenAi
-        && matches!(m.get("role").and_then(Value::as_str), Some("system" | "developer"))
+        && matches!(
+            m.get("role").and_then(Value::as_str),
+            Some("system" | "developer")
+        )
 }
 
 /// Does this message continue the previous one's tool exchange?
 fn continues_tool_exchange(m: &Value, dialect: Dialect) -> bool {
     match dialect {
         Dialect::OpenAi => m.get("role").and_then(Value::as_str) == Some("tool"),
-        Dialect::Anthropic => m.get("content").and_then(Value::as_array).is_some_and(|blocks| {
-            blocks
-                .iter()
-                .any(|b| b.get("type").and_then(Value::as_str) == Some("tool_result"))
-        }),
+        Dialect::Anthropic => m
+            .get("content")
+            .and_then(Value::as_array)
+            .is_some_and(|blocks| {
+                blocks
+                    .iter()
+                    .any(|b| b.get("type").and_then(Value::as_str) == Some("tool_result"))
+            }),
     }
 }
 
@@ -78,8 +84,10 @@ pub fn truncate(
         return 0;
     };
 
-    let cost: Vec<u64> =
-        messages.iter().map(|m| MESSAGE_OVERHEAD + value_tokens(counter, m)).collect();
+    let cost: Vec<u64> = messages
+        .iter()
+        .map(|m| MESSAGE_OVERHEAD + value_tokens(counter, m))
+        .collect();
     let total: u64 = fixed + cost.iter().sum::<u64>();
     if total <= budget {
         return 0;
@@ -114,7 +122,10 @@ pub fn truncate(
     // Anthropic conversations must open with a user message.
     if dialect == Dialect::Anthropic {
         while first_kept + 1 < units.len()
-            && messages[units[first_kept].0].get("role").and_then(Value::as_str) == Some("assistant")
+            && messages[units[first_kept].0]
+                .get("role")
+                .and_then(Value::as_str)
+                == Some("assistant")
         {
             first_kept += 1;
         }
@@ -136,7 +147,10 @@ mod tests {
     use serde_json::json;
 
     fn body(messages: Value, max_tokens: u64) -> Map<String, Value> {
-        json!({"messages": messages, "max_tokens": max_tokens}).as_object().unwrap().clone()
+        json!({"messages": messages, "max_tokens": max_tokens})
+            .as_object()
+            .unwrap()
+            .clone()
     }
 
     fn roles(b: &Map<String, Value>) -> Vec<String> {
@@ -162,7 +176,10 @@ mod tests {
     fn fits_unchanged_and_zero_disables() {
         let mut b = body(json!([{"role": "user", "content": "hi"}]), 10);
         assert_eq!(truncate(&mut b, 1000, Dialect::OpenAi, &EstimateCounter), 0);
-        let mut big = body(json!([{"role": "user", "content": text(5000)}, {"role": "user", "content": "x"}]), 10);
+        let mut big = body(
+            json!([{"role": "user", "content": text(5000)}, {"role": "user", "content": "x"}]),
+            10,
+        );
         assert_eq!(truncate(&mut big, 0, Dialect::OpenAi, &EstimateCounter), 0);
     }
 
@@ -198,7 +215,10 @@ mod tests {
         // Budget fits the last user message and the tool result alone, but not the call too.
         truncate(&mut b, 10 + 60, Dialect::OpenAi, &EstimateCounter);
         let r = roles(&b);
-        assert!(!r.iter().any(|m| m.starts_with("tool")), "tool result kept without its call: {r:?}");
+        assert!(
+            !r.iter().any(|m| m.starts_with("tool")),
+            "tool result kept without its call: {r:?}"
+        );
         assert_eq!(r.last().unwrap(), "user:q");
         // A bigger budget keeps call and result together.
         let mut b2 = body(
@@ -217,7 +237,10 @@ mod tests {
 
     #[test]
     fn keeps_newest_even_if_too_big() {
-        let mut b = body(json!([{"role": "user", "content": "a"}, {"role": "user", "content": text(1000)}]), 10);
+        let mut b = body(
+            json!([{"role": "user", "content": "a"}, {"role": "user", "content": text(1000)}]),
+            10,
+        );
         truncate(&mut b, 50, Dialect::OpenAi, &EstimateCounter);
         assert_eq!(b["messages"].as_array().unwrap().len(), 1);
     }

@@ -116,7 +116,11 @@ impl Drop for TurnGuard {
         let bytes = std::mem::take(&mut self.buffer).freeze();
         let request = std::mem::replace(
             &mut self.request,
-            PreparedRequest { dialect: self.ctx.dialect, body: Default::default(), injected: vec![] },
+            PreparedRequest {
+                dialect: self.ctx.dialect,
+                body: Default::default(),
+                injected: vec![],
+            },
         );
         let finished = Finished {
             inner: self.inner.clone(),
@@ -173,7 +177,9 @@ impl Finished {
             ),
         };
         if self.overflow {
-            error.get_or_insert_with(|| "response larger than the capture limit; log truncated".into());
+            error.get_or_insert_with(|| {
+                "response larger than the capture limit; log truncated".into()
+            });
         }
         let model = self
             .request
@@ -206,7 +212,9 @@ impl Finished {
             turn_id: record.turn_id.clone(),
         });
         if self.assigned.end_after {
-            self.inner.sessions.end(&record.session_id, SessionEndReason::Explicit);
+            self.inner
+                .sessions
+                .end(&record.session_id, SessionEndReason::Explicit);
         }
     }
 }

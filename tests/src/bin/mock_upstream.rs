@@ -9,7 +9,10 @@ use clap::Parser;
 use metaclaw_tests::mock_upstream::{MockOptions, MockUpstream};
 
 #[derive(Parser, Debug)]
-#[command(name = "mock-upstream", about = "Deterministic mock OpenAI/Anthropic upstream for MetaClaw tests")]
+#[command(
+    name = "mock-upstream",
+    about = "Deterministic mock OpenAI/Anthropic upstream for MetaClaw tests"
+)]
 struct Args {
     /// Port on 127.0.0.1 (0 = any free port).
     #[arg(long, default_value_t = 0)]
@@ -28,7 +31,11 @@ struct Args {
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let args = Args::parse();
-    let opts = MockOptions { stream_chunks: args.stream_chunks.max(1), record_requests: !args.no_record, max_recorded: args.max_recorded };
+    let opts = MockOptions {
+        stream_chunks: args.stream_chunks.max(1),
+        record_requests: !args.no_record,
+        max_recorded: args.max_recorded,
+    };
     let mock = MockUpstream::start_with(args.port, opts).await?;
     {
         let mut out = std::io::stdout().lock();

@@ -46,7 +46,10 @@ const TARGET_IDLE_RSS_MB: f64 = 25.0;
 const TARGET_READY_MS: f64 = 150.0;
 
 #[derive(Parser, Debug)]
-#[command(name = "proxy-bench", about = "Measures the latency, throughput, CPU and memory the MetaClaw proxy adds")]
+#[command(
+    name = "proxy-bench",
+    about = "Measures the latency, throughput, CPU and memory the MetaClaw proxy adds"
+)]
 struct Args {
     /// The `metaclaw` binary (default: next to this executable).
     #[arg(long)]
@@ -89,14 +92,20 @@ fn main() -> ExitCode {
     match run(&args) {
         Ok(report) => {
             if args.json {
-                println!("{}", serde_json::to_string_pretty(&report.to_json()).unwrap_or_default());
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&report.to_json()).unwrap_or_default()
+                );
             } else {
                 print!("{}", report.to_markdown());
             }
             if report.harness_ok() {
                 ExitCode::SUCCESS
             } else {
-                eprintln!("proxy-bench: FAIL: {}", report.harness_failures().join("; "));
+                eprintln!(
+                    "proxy-bench: FAIL: {}",
+                    report.harness_failures().join("; ")
+                );
                 ExitCode::from(1)
             }
         }
@@ -124,46 +133,55 @@ fn children() -> std::sync::MutexGuard<'static, Vec<u32>> {
 
 /// On SIGINT/SIGTERM/SIGHUP: SIGTERM every child, reap them, exit 130.
 fn watch_signals() {
-    let spawned = std::thread::Builder::new().name("signals".into()).spawn(|| {
-        let Ok(rt) = tokio::runtime::Builder::new_current_thread().enable_all().build() else { return };
-        rt.block_on(async {
-            use tokio::signal::unix::{SignalKind, signal};
-            let (Ok(mut int), Ok(mut term), Ok(mut hup)) =
-                (signal(SignalKind::interrupt()), signal(SignalKind::terminate()), signal(SignalKind::hangup()))
+    let spawned = std::thread::Builder::new()
+        .name("signals".into())
+        .spawn(|| {
+            let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
             else {
-                return std::future::pending().await;
+                return;
             };
-            tokio::select! {
-                _ = int.recv() => {}
-                _ = term.recv() => {}
-                _ = hup.recv() => {}
+            rt.block_on(async {
+                use tokio::signal::unix::{SignalKind, signal};
+                let (Ok(mut int), Ok(mut term), Ok(mut hup)) = (
+                    signal(SignalKind::interrupt()),
+                    signal(SignalKind::terminate()),
+                    signal(SignalKind::hangup()),
+                ) else {
+                    return std::future::pending().await;
+                };
+                tokio::select! {
+                    _ = int.recv() => {}
+                    _ = term.recv() => {}
+                    _ = hup.recv() => {}
+                }
+            });
+            eprintln!("[proxy-bench] interrupted: stopping child processes");
+            let pids: Vec<u32> = children().clone();
+            for pid in &pids {
+                let _ = kill(Pid::from_raw(*pid as i32), Signal::SIGTERM);
             }
-        });
-        eprintln!("[proxy-bench] interrupted: stopping child processes");
-        let pids: Vec<u32> = children().clone();
-        for pid in &pids {
-            let _ = kill(Pid::from_raw(*pid as i32), Signal::SIGTERM);
-        }
-        let deadline = Instant::now() + Duration::from_secs(5);
-        for pid in &pids {
-            let pid = Pid::from_raw(*pid as i32);
-            loop {
-                use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
-                match waitpid(pid, Some(WaitPidFlag::WNOHANG)) {
-                    Ok(WaitStatus::StillAlive) if Instant::now() < deadline => {
-                        std::thread::sleep(Duration::from_millis(10))
+            let deadline = Instant::now() + Duration::from_secs(5);
+            for pid in &pids {
+                let pid = Pid::from_raw(*pid as i32);
+                loop {
+                    use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
+                    match waitpid(pid, Some(WaitPidFlag::WNOHANG)) {
+                        Ok(WaitStatus::StillAlive) if Instant::now() < deadline => {
+                            std::thread::sleep(Duration::from_millis(10))
+                        }
+                        Ok(WaitStatus::StillAlive) => {
+                            let _ = kill(pid, Signal::SIGKILL);
+                            let _ = waitpid(pid, None);
+                            break;
+                        }
+                        _ => break,
                     }
-                    Ok(WaitStatus::StillAlive) => {
-                        let _ = kill(pid, Signal::SIGKILL);
-                        let _ = waitpid(pid, None);
-                        break;
-                    }
-                    _ => break,
                 }
             }
-        }
-        std::process::exit(130);
-    });
+            std::process::exit(130);
+        });
     if let Err(e) = spawned {
         progress!("could not start the signal watcher: {e}");
     }
@@ -179,10 +197,17 @@ struct Proc {
 
 impl Proc {
     fn spawn(name: &'static str, cmd: &mut Command) -> Result<Proc> {
-        let child = cmd.spawn().with_context(|| format!("could not start {name} ({cmd:?})"))?;
+        let child = cmd
+            .spawn()
+            .with_context(|| format!("could not start {name} ({cmd:?})"))?;
         let pid = child.id();
         children().push(pid);
-        Ok(Proc { name, child: Some(child), pid, _stdout: None })
+        Ok(Proc {
+            name,
+            child: Some(child),
+            pid,
+            _stdout: None,
+        })
     }
 
     fn pid(&self) -> u32 {
@@ -191,12 +216,16 @@ impl Proc {
 
     /// `Some(status)` when the process has already exited.
     fn exited(&mut self) -> Option<ExitStatus> {
-        self.child.as_mut().and_then(|c| c.try_wait().ok().flatten())
+        self.child
+            .as_mut()
+            .and_then(|c| c.try_wait().ok().flatten())
     }
 
     /// SIGTERM and wait; SIGKILL after 10 s. Idempotent.
     fn stop(&mut self) -> Result<ExitStatus> {
-        let Some(mut child) = self.child.take() else { bail!("{} was already stopped", self.name) };
+        let Some(mut child) = self.child.take() else {
+            bail!("{} was already stopped", self.name)
+        };
         let result = (|| {
             if let Some(status) = child.try_wait()? {
                 return Ok(status);
@@ -208,7 +237,11 @@ impl Proc {
                     return Ok(status);
                 }
                 if Instant::now() > deadline {
-                    progress!("{} (pid {}) ignored SIGTERM for 10 s; killing it", self.name, self.pid);
+                    progress!(
+                        "{} (pid {}) ignored SIGTERM for 10 s; killing it",
+                        self.name,
+                        self.pid
+                    );
                     let _ = child.kill();
                     return Ok(child.wait()?);
                 }
@@ -229,7 +262,9 @@ impl Drop for Proc {
 }
 
 fn sibling_exe(name: &str) -> Result<PathBuf> {
-    Ok(std::env::current_exe().context("cannot find the proxy-bench executable")?.with_file_name(name))
+    Ok(std::env::current_exe()
+        .context("cannot find the proxy-bench executable")?
+        .with_file_name(name))
 }
 
 fn free_port() -> Result<u16> {
@@ -238,23 +273,44 @@ fn free_port() -> Result<u16> {
 }
 
 fn start_mock(exe: &Path, stream_chunks: usize, log: &Path) -> Result<(Proc, u16)> {
-    ensure!(exe.is_file(), "mock upstream binary not found at {} (build metaclaw-tests first)", exe.display());
+    ensure!(
+        exe.is_file(),
+        "mock upstream binary not found at {} (build metaclaw-tests first)",
+        exe.display()
+    );
     let err = std::fs::File::create(log)?;
     let mut cmd = Command::new(exe);
-    cmd.args(["--port", "0", "--no-record", "--stream-chunks", &stream_chunks.to_string()])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(err);
+    cmd.args([
+        "--port",
+        "0",
+        "--no-record",
+        "--stream-chunks",
+        &stream_chunks.to_string(),
+    ])
+    .stdin(Stdio::null())
+    .stdout(Stdio::piped())
+    .stderr(err);
     let mut proc = Proc::spawn("mock-upstream", &mut cmd)?;
-    let stdout = proc.child.as_mut().and_then(|c| c.stdout.take()).ok_or_else(|| anyhow!("no mock stdout"))?;
+    let stdout = proc
+        .child
+        .as_mut()
+        .and_then(|c| c.stdout.take())
+        .ok_or_else(|| anyhow!("no mock stdout"))?;
     let mut reader = BufReader::new(stdout);
     let mut line = String::new();
-    reader.read_line(&mut line).context("reading the mock's first line")?;
+    reader
+        .read_line(&mut line)
+        .context("reading the mock's first line")?;
     let port = line
         .trim()
         .strip_prefix("listening on http://127.0.0.1:")
         .and_then(|p| p.parse::<u16>().ok())
-        .ok_or_else(|| anyhow!("unexpected first line from mock-upstream: {line:?}; log: {}", tail(log)))?;
+        .ok_or_else(|| {
+            anyhow!(
+                "unexpected first line from mock-upstream: {line:?}; log: {}",
+                tail(log)
+            )
+        })?;
     proc._stdout = Some(reader.into_inner());
     Ok((proc, port))
 }
@@ -281,7 +337,9 @@ impl Daemon {
 /// Spawns `metaclaw start --foreground` with a fresh home and returns it with the time from
 /// spawn until `/healthz` answered 200.
 fn start_daemon(exe: &Path, mock_port: u16) -> Result<(Daemon, Duration)> {
-    let home = tempfile::Builder::new().prefix("metaclaw-bench-").tempdir()?;
+    let home = tempfile::Builder::new()
+        .prefix("metaclaw-bench-")
+        .tempdir()?;
     let port = free_port()?;
     let config = format!(
         "mode: skills_only\n\
@@ -308,10 +366,16 @@ fn start_daemon(exe: &Path, mock_port: u16) -> Result<(Daemon, Duration)> {
             return Ok((daemon, t0.elapsed()));
         }
         if let Some(status) = daemon.proc.exited() {
-            bail!("metaclaw exited during start-up ({status}); log:\n{}", tail(&log_path));
+            bail!(
+                "metaclaw exited during start-up ({status}); log:\n{}",
+                tail(&log_path)
+            );
         }
         if Instant::now() > deadline {
-            bail!("metaclaw did not answer /healthz within 15 s; log:\n{}", tail(&daemon.log()));
+            bail!(
+                "metaclaw did not answer /healthz within 15 s; log:\n{}",
+                tail(&daemon.log())
+            );
         }
         std::thread::sleep(Duration::from_millis(1));
     }
@@ -348,7 +412,10 @@ fn rss_mb(pid: u32) -> Result<f64> {
 /// utime + stime in clock ticks.
 fn cpu_ticks(pid: u32) -> Result<u64> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
-    let rest = stat.rfind(')').map(|i| &stat[i + 1..]).ok_or_else(|| anyhow!("bad /proc/{pid}/stat"))?;
+    let rest = stat
+        .rfind(')')
+        .map(|i| &stat[i + 1..])
+        .ok_or_else(|| anyhow!("bad /proc/{pid}/stat"))?;
     let f: Vec<&str> = rest.split_whitespace().collect();
     ensure!(f.len() > 12, "short /proc/{pid}/stat");
     Ok(f[11].parse::<u64>()? + f[12].parse::<u64>()?)
@@ -439,16 +506,46 @@ const SYSTEM_SECTIONS: &[(&str, &[&str])] = &[
 ];
 
 const SKILLS: &[(&str, &str)] = &[
-    ("github", "Use the gh CLI for issues, pull requests, checks and releases; never scrape the web UI."),
-    ("coding-agent", "Delegate long refactors to a background coding agent and review its diff before applying."),
-    ("weather", "Current weather and forecasts via wttr.in; no API key required."),
-    ("summarize", "Summarize URLs, PDFs and long files into bullet points with source references."),
-    ("calendar", "Read and create events in the user's calendar through the CalDAV bridge."),
-    ("notes", "Append to and search the user's notes vault; keep one topic per note."),
-    ("healthcheck", "Inspect disk, memory, services and recent logs when the user reports a slow machine."),
-    ("tmux", "Drive interactive terminal programs through tmux send-keys and capture-pane."),
-    ("session-logs", "Search past session transcripts to recall earlier decisions and context."),
-    ("image-gen", "Generate or edit images with the configured provider and save them in the workspace."),
+    (
+        "github",
+        "Use the gh CLI for issues, pull requests, checks and releases; never scrape the web UI.",
+    ),
+    (
+        "coding-agent",
+        "Delegate long refactors to a background coding agent and review its diff before applying.",
+    ),
+    (
+        "weather",
+        "Current weather and forecasts via wttr.in; no API key required.",
+    ),
+    (
+        "summarize",
+        "Summarize URLs, PDFs and long files into bullet points with source references.",
+    ),
+    (
+        "calendar",
+        "Read and create events in the user's calendar through the CalDAV bridge.",
+    ),
+    (
+        "notes",
+        "Append to and search the user's notes vault; keep one topic per note.",
+    ),
+    (
+        "healthcheck",
+        "Inspect disk, memory, services and recent logs when the user reports a slow machine.",
+    ),
+    (
+        "tmux",
+        "Drive interactive terminal programs through tmux send-keys and capture-pane.",
+    ),
+    (
+        "session-logs",
+        "Search past session transcripts to recall earlier decisions and context.",
+    ),
+    (
+        "image-gen",
+        "Generate or edit images with the configured provider and save them in the workspace.",
+    ),
 ];
 
 fn system_prompt() -> String {
@@ -472,7 +569,9 @@ SKILL.md with `read_file`, then follow it. If several could apply, choose the mo
     }
     s.push_str("</available_skills>\n\n## Workspace files (injected)\n");
     // Project context the agent injects: deterministic pseudo-documentation until ~10 KB.
-    let topics = ["build", "tests", "release", "style", "review", "deploy", "logging", "config"];
+    let topics = [
+        "build", "tests", "release", "style", "review", "deploy", "logging", "config",
+    ];
     let mut i = 0usize;
     while s.len() < 10_100 {
         let t = topics[i % topics.len()];
@@ -613,16 +712,25 @@ async fn post(client: &reqwest::Client, t: &Target, body: &Bytes) -> Result<(Dur
         .await
         .with_context(|| format!("{} request failed", t.name))?;
     let status = resp.status();
-    let bytes = resp.bytes().await.with_context(|| format!("{} body failed", t.name))?;
+    let bytes = resp
+        .bytes()
+        .await
+        .with_context(|| format!("{} body failed", t.name))?;
     let elapsed = t0.elapsed();
     if !status.is_success() {
-        bail!("{} answered {status}: {}", t.name, String::from_utf8_lossy(&bytes));
+        bail!(
+            "{} answered {status}: {}",
+            t.name,
+            String::from_utf8_lossy(&bytes)
+        );
     }
     Ok((elapsed, bytes))
 }
 
 fn current_thread_rt() -> Result<tokio::runtime::Runtime> {
-    Ok(tokio::runtime::Builder::new_current_thread().enable_all().build()?)
+    Ok(tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?)
 }
 
 // --------------------------------------------------------------------------------- statistics
@@ -643,7 +751,12 @@ fn pcts(samples: &[Duration]) -> Pcts {
     let mut ms: Vec<f64> = samples.iter().map(|d| d.as_secs_f64() * 1000.0).collect();
     ms.sort_by(f64::total_cmp);
     let at = |p: f64| ms[((p * ms.len() as f64).ceil() as usize).clamp(1, ms.len()) - 1];
-    Pcts { p50: at(0.50), p90: at(0.90), p99: at(0.99), max: ms[ms.len() - 1] }
+    Pcts {
+        p50: at(0.50),
+        p90: at(0.90),
+        p99: at(0.99),
+        max: ms[ms.len() - 1],
+    }
 }
 
 fn median(v: &[f64]) -> f64 {
@@ -665,7 +778,9 @@ fn mask_per_request(s: &str) -> String {
     let mut rest = s;
     loop {
         let id = rest.find("\"id\":\"").map(|i| (i, "\"id\":\"", true));
-        let created = rest.find("\"created\":").map(|i| (i, "\"created\":", false));
+        let created = rest
+            .find("\"created\":")
+            .map(|i| (i, "\"created\":", false));
         let next = match (id, created) {
             (Some(a), Some(b)) => Some(if a.0 < b.0 { a } else { b }),
             (a, b) => a.or(b),
@@ -679,7 +794,8 @@ fn mask_per_request(s: &str) -> String {
         let end = if quoted {
             rest.find('"').unwrap_or(rest.len())
         } else {
-            rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len())
+            rest.find(|c: char| !c.is_ascii_digit())
+                .unwrap_or(rest.len())
         };
         out.push('#');
         rest = &rest[end..];
@@ -688,7 +804,9 @@ fn mask_per_request(s: &str) -> String {
 
 /// The `data:` payloads of an SSE body, one per event.
 fn sse_data_events(raw: &[u8]) -> Result<Vec<String>> {
-    let text = std::str::from_utf8(raw).context("SSE body is not UTF-8")?.replace("\r\n", "\n");
+    let text = std::str::from_utf8(raw)
+        .context("SSE body is not UTF-8")?
+        .replace("\r\n", "\n");
     let mut events = Vec::new();
     for block in text.split("\n\n") {
         let data: Vec<&str> = block
@@ -770,9 +888,14 @@ fn phase_c1(args: &Args, direct: &Target, proxied: &Target, body: &Bytes) -> Res
         // Warm-up, and the non-stream answers must match byte for byte (modulo id/created).
         let (_, a) = post(&client, direct, body).await?;
         let (_, b) = post(&client, proxied, body).await?;
-        let identical = mask_per_request(&String::from_utf8_lossy(&a)) == mask_per_request(&String::from_utf8_lossy(&b));
+        let identical = mask_per_request(&String::from_utf8_lossy(&a))
+            == mask_per_request(&String::from_utf8_lossy(&b));
         if !identical {
-            progress!("non-stream answers differ:\n direct:  {}\n proxied: {}", String::from_utf8_lossy(&a), String::from_utf8_lossy(&b));
+            progress!(
+                "non-stream answers differ:\n direct:  {}\n proxied: {}",
+                String::from_utf8_lossy(&a),
+                String::from_utf8_lossy(&b)
+            );
         }
         for _ in 0..args.warmup {
             post(&client, direct, body).await?;
@@ -789,12 +912,25 @@ fn phase_c1(args: &Args, direct: &Target, proxied: &Target, body: &Bytes) -> Res
                 p.push(post(&client, proxied, body).await?.0);
             }
         }
-        Ok((C1 { n, direct: pcts(&d), proxied: pcts(&p) }, identical))
+        Ok((
+            C1 {
+                n,
+                direct: pcts(&d),
+                proxied: pcts(&p),
+            },
+            identical,
+        ))
     })
 }
 
 /// `concurrency` tasks hammering `t` for `secs`; latencies of every completed request.
-async fn hammer(client: &reqwest::Client, t: &Target, body: &Bytes, concurrency: usize, secs: f64) -> Side {
+async fn hammer(
+    client: &reqwest::Client,
+    t: &Target,
+    body: &Bytes,
+    concurrency: usize,
+    secs: f64,
+) -> Side {
     let deadline = Instant::now() + Duration::from_secs_f64(secs);
     let t0 = Instant::now();
     let mut tasks = Vec::with_capacity(concurrency);
@@ -829,7 +965,12 @@ async fn hammer(client: &reqwest::Client, t: &Target, body: &Bytes, concurrency:
         }
     }
     let secs = t0.elapsed().as_secs_f64();
-    Side { requests: all.len(), errors, secs, lat: pcts(&all) }
+    Side {
+        requests: all.len(),
+        errors,
+        secs,
+        lat: pcts(&all),
+    }
 }
 
 fn phase_load(
@@ -841,7 +982,10 @@ fn phase_load(
     mock_pid: u32,
     tck: u64,
 ) -> Result<Load> {
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
     let me = std::process::id();
     let ms_per = |ticks: u64, reqs: usize| ticks as f64 * 1000.0 / tck as f64 / reqs.max(1) as f64;
     rt.block_on(async {
@@ -892,19 +1036,41 @@ async fn stream_once(client: &reqwest::Client, t: &Target, body: &Bytes) -> Resu
         .await
         .with_context(|| format!("{} stream request failed", t.name))?;
     let status = resp.status();
-    let ctype = resp.headers().get(CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or_default().to_owned();
+    let ctype = resp
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_owned();
     let mut ttfb = None;
     let mut raw = Vec::with_capacity(8192);
-    while let Some(chunk) = resp.chunk().await.with_context(|| format!("{} stream broke off", t.name))? {
+    while let Some(chunk) = resp
+        .chunk()
+        .await
+        .with_context(|| format!("{} stream broke off", t.name))?
+    {
         if ttfb.is_none() && !chunk.is_empty() {
             ttfb = Some(t0.elapsed());
         }
         raw.extend_from_slice(&chunk);
     }
     let total = t0.elapsed();
-    ensure!(status.is_success(), "{} stream answered {status}: {}", t.name, String::from_utf8_lossy(&raw));
-    ensure!(ctype.starts_with("text/event-stream"), "{} stream has content-type {ctype:?}", t.name);
-    Ok(StreamOnce { ttfb: ttfb.ok_or_else(|| anyhow!("{} stream had an empty body", t.name))?, total, raw })
+    ensure!(
+        status.is_success(),
+        "{} stream answered {status}: {}",
+        t.name,
+        String::from_utf8_lossy(&raw)
+    );
+    ensure!(
+        ctype.starts_with("text/event-stream"),
+        "{} stream has content-type {ctype:?}",
+        t.name
+    );
+    Ok(StreamOnce {
+        ttfb: ttfb.ok_or_else(|| anyhow!("{} stream had an empty body", t.name))?,
+        total,
+        raw,
+    })
 }
 
 fn phase_stream(args: &Args, direct: &Target, proxied: &Target, body: &Bytes) -> Result<Streaming> {
@@ -972,7 +1138,10 @@ fn phase_stream(args: &Args, direct: &Target, proxied: &Target, body: &Bytes) ->
 }
 
 fn run(args: &Args) -> Result<Report> {
-    ensure!(args.requests > 0 && args.stream_requests > 0 && args.startups > 0, "counts must be positive");
+    ensure!(
+        args.requests > 0 && args.stream_requests > 0 && args.startups > 0,
+        "counts must be positive"
+    );
     let metaclaw = match &args.metaclaw {
         Some(p) => p.clone(),
         None => sibling_exe("metaclaw")?,
@@ -981,12 +1150,20 @@ fn run(args: &Args) -> Result<Report> {
         Some(p) => p.clone(),
         None => sibling_exe("mock-upstream")?,
     };
-    ensure!(metaclaw.is_file(), "metaclaw binary not found at {} (build metaclaw-cli, or pass --metaclaw)", metaclaw.display());
+    ensure!(
+        metaclaw.is_file(),
+        "metaclaw binary not found at {} (build metaclaw-cli, or pass --metaclaw)",
+        metaclaw.display()
+    );
     let tck = clk_tck();
     let scratch = tempfile::Builder::new().prefix("proxy-bench-").tempdir()?;
 
     // 1. Mock upstream.
-    let (mut mock, mock_port) = start_mock(&mock_exe, args.stream_chunks, &scratch.path().join("mock.log"))?;
+    let (mut mock, mock_port) = start_mock(
+        &mock_exe,
+        args.stream_chunks,
+        &scratch.path().join("mock.log"),
+    )?;
     progress!("mock upstream pid {} on port {mock_port}", mock.pid());
 
     // 2. Start-up time, `startups` times; the last instance keeps running.
@@ -995,11 +1172,18 @@ fn run(args: &Args) -> Result<Report> {
     for i in 0..args.startups {
         let (mut d, took) = start_daemon(&metaclaw, mock_port)?;
         runs_ms.push(took.as_secs_f64() * 1000.0);
-        progress!("start-up {}: /healthz ready after {:.1} ms", i + 1, took.as_secs_f64() * 1000.0);
+        progress!(
+            "start-up {}: /healthz ready after {:.1} ms",
+            i + 1,
+            took.as_secs_f64() * 1000.0
+        );
         if i + 1 < args.startups {
             let status = d.proc.stop()?;
             if !status.success() {
-                progress!("metaclaw exited with {status} after SIGTERM; log:\n{}", tail(&d.log()));
+                progress!(
+                    "metaclaw exited with {status} after SIGTERM; log:\n{}",
+                    tail(&d.log())
+                );
             }
         } else {
             daemon = Some(d);
@@ -1011,7 +1195,10 @@ fn run(args: &Args) -> Result<Report> {
     // 3. Idle RSS.
     std::thread::sleep(Duration::from_secs(1));
     let idle_rss_mb = rss_mb(pid)?;
-    progress!("metaclaw pid {pid} on port {}: idle RSS {idle_rss_mb:.1} MB", daemon.port);
+    progress!(
+        "metaclaw pid {pid} on port {}: idle RSS {idle_rss_mb:.1} MB",
+        daemon.port
+    );
 
     // 4. The request bodies.
     let body = Bytes::from(serde_json::to_vec(&agent_body(false))?);
@@ -1025,7 +1212,12 @@ fn run(args: &Args) -> Result<Report> {
     let (direct, proxied) = targets(mock_port, daemon.port)?;
 
     // 5. Concurrency 1.
-    progress!("c=1: {} warm-up + {} requests per side, blocks of {}", args.warmup, args.requests, args.block);
+    progress!(
+        "c=1: {} warm-up + {} requests per side, blocks of {}",
+        args.warmup,
+        args.requests,
+        args.block
+    );
     let (c1, nonstream_identical) = phase_c1(args, &direct, &proxied, &body)?;
 
     // 6 + 7. Concurrency 64 with CPU accounting.
@@ -1041,7 +1233,10 @@ fn run(args: &Args) -> Result<Report> {
     // 10. Stop everything (the guards would do it too, on any early return).
     let status = daemon.proc.stop()?;
     if !status.success() {
-        progress!("metaclaw exited with {status} after SIGTERM; log:\n{}", tail(&daemon.log()));
+        progress!(
+            "metaclaw exited with {status} after SIGTERM; log:\n{}",
+            tail(&daemon.log())
+        );
     }
     let _ = mock.stop();
 
@@ -1087,7 +1282,8 @@ impl Report {
     }
 
     fn events_ok(&self) -> bool {
-        self.stream.events_direct == self.stream.events_proxied && self.stream.mismatched_responses == 0
+        self.stream.events_direct == self.stream.events_proxied
+            && self.stream.mismatched_responses == 0
     }
 
     fn checks(&self) -> Vec<Check> {
@@ -1119,7 +1315,11 @@ impl Report {
             },
             Check {
                 name: "non-stream answer passed through",
-                measured: if self.nonstream_identical { "byte-identical".into() } else { "differs".into() },
+                measured: if self.nonstream_identical {
+                    "byte-identical".into()
+                } else {
+                    "differs".into()
+                },
                 target: "byte-identical",
                 pass: self.nonstream_identical,
                 harness: true,
@@ -1140,7 +1340,11 @@ impl Report {
             },
             Check {
                 name: "/healthz ready after start (max of runs)",
-                measured: format!("{:.1} ms (median {:.1} ms)", self.startup_max(), self.startup_median()),
+                measured: format!(
+                    "{:.1} ms (median {:.1} ms)",
+                    self.startup_max(),
+                    self.startup_median()
+                ),
                 target: "≤ 150 ms",
                 pass: self.startup_max() <= TARGET_READY_MS,
                 harness: false,
@@ -1185,14 +1389,23 @@ impl Report {
                 (false, false) => "MISS",
                 (false, true) => "FAIL",
             };
-            let _ = writeln!(o, "| {} | {} | {} | {} |", c.name, c.measured, c.target, result);
+            let _ = writeln!(
+                o,
+                "| {} | {} | {} | {} |",
+                c.name, c.measured, c.target, result
+            );
         }
         let _ = writeln!(o, "\n| Figure | Direct (mock) | Proxied | Added |");
         let _ = writeln!(o, "|---|---|---|---|");
         let row = |o: &mut String, name: &str, d: f64, p: f64| {
             let _ = writeln!(o, "| {name} | {d:.3} ms | {p:.3} ms | {:+.3} ms |", p - d);
         };
-        row(&mut o, &format!("c=1 p50 ({} req/side)", c1.n), c1.direct.p50, c1.proxied.p50);
+        row(
+            &mut o,
+            &format!("c=1 p50 ({} req/side)", c1.n),
+            c1.direct.p50,
+            c1.proxied.p50,
+        );
         row(&mut o, "c=1 p90", c1.direct.p90, c1.proxied.p90);
         row(&mut o, "c=1 p99", c1.direct.p99, c1.proxied.p99);
         row(&mut o, "c=1 max", c1.direct.max, c1.proxied.max);
@@ -1205,17 +1418,47 @@ impl Report {
             l.proxied.rps(),
             (l.proxied.rps() / l.direct.rps().max(1e-9) - 1.0) * 100.0
         );
-        row(&mut o, &format!("c={} p50", l.concurrency), l.direct.lat.p50, l.proxied.lat.p50);
-        row(&mut o, &format!("c={} p99", l.concurrency), l.direct.lat.p99, l.proxied.lat.p99);
+        row(
+            &mut o,
+            &format!("c={} p50", l.concurrency),
+            l.direct.lat.p50,
+            l.proxied.lat.p50,
+        );
+        row(
+            &mut o,
+            &format!("c={} p99", l.concurrency),
+            l.direct.lat.p99,
+            l.proxied.lat.p99,
+        );
         let _ = writeln!(
             o,
             "| c={} requests / errors | {} / {} | {} / {} | |",
             l.concurrency, l.direct.requests, l.direct.errors, l.proxied.requests, l.proxied.errors
         );
-        row(&mut o, &format!("stream TTFB p50 ({} req/side)", s.n), s.direct_ttfb.p50, s.proxied_ttfb.p50);
-        row(&mut o, "stream TTFB p99", s.direct_ttfb.p99, s.proxied_ttfb.p99);
-        row(&mut o, "stream complete p50", s.direct_total.p50, s.proxied_total.p50);
-        row(&mut o, "stream complete p99", s.direct_total.p99, s.proxied_total.p99);
+        row(
+            &mut o,
+            &format!("stream TTFB p50 ({} req/side)", s.n),
+            s.direct_ttfb.p50,
+            s.proxied_ttfb.p50,
+        );
+        row(
+            &mut o,
+            "stream TTFB p99",
+            s.direct_ttfb.p99,
+            s.proxied_ttfb.p99,
+        );
+        row(
+            &mut o,
+            "stream complete p50",
+            s.direct_total.p50,
+            s.proxied_total.p50,
+        );
+        row(
+            &mut o,
+            "stream complete p99",
+            s.direct_total.p99,
+            s.proxied_total.p99,
+        );
         let _ = writeln!(o, "\n| Resource | Value |");
         let _ = writeln!(o, "|---|---|");
         let _ = writeln!(
@@ -1223,9 +1466,18 @@ impl Report {
             "| /healthz ready after spawn | median {:.1} ms, max {:.1} ms (runs: {}) |",
             self.startup_median(),
             self.startup_max(),
-            self.startup.runs_ms.iter().map(|m| format!("{m:.1}")).collect::<Vec<_>>().join(", ")
+            self.startup
+                .runs_ms
+                .iter()
+                .map(|m| format!("{m:.1}"))
+                .collect::<Vec<_>>()
+                .join(", ")
         );
-        let _ = writeln!(o, "| metaclaw RSS idle / after load | {:.1} MB / {:.1} MB |", self.idle_rss_mb, self.loaded_rss_mb);
+        let _ = writeln!(
+            o,
+            "| metaclaw RSS idle / after load | {:.1} MB / {:.1} MB |",
+            self.idle_rss_mb, self.loaded_rss_mb
+        );
         let _ = writeln!(
             o,
             "| metaclaw CPU per proxied request (c={}, incl. deferred recording) | {:.3} ms |",
@@ -1242,8 +1494,17 @@ impl Report {
             l.bench_cpu_ms_per_req_proxied, l.bench_cpu_ms_per_req_direct
         );
         let _ = writeln!(o, "| request body | {} bytes |", self.body_bytes);
-        let _ = writeln!(o, "| SSE events per streamed response | {:.1} |", s.events_direct as f64 / s.n.max(1) as f64);
-        let _ = writeln!(o, "| CPUs / CLK_TCK | {} / {} |", std::thread::available_parallelism().map_or(0, |n| n.get()), self.clk_tck);
+        let _ = writeln!(
+            o,
+            "| SSE events per streamed response | {:.1} |",
+            s.events_direct as f64 / s.n.max(1) as f64
+        );
+        let _ = writeln!(
+            o,
+            "| CPUs / CLK_TCK | {} / {} |",
+            std::thread::available_parallelism().map_or(0, |n| n.get()),
+            self.clk_tck
+        );
         if let Some(m) = &s.first_mismatch {
             let _ = writeln!(o, "\nFirst SSE mismatch: {m}");
         }

@@ -103,27 +103,44 @@ impl Behaviour {
     }
 
     pub fn reasoning(reasoning: impl Into<String>, text: impl Into<String>) -> Self {
-        Self::Reasoning { reasoning: reasoning.into(), text: text.into() }
+        Self::Reasoning {
+            reasoning: reasoning.into(),
+            text: text.into(),
+        }
     }
 
     pub fn tool_call(name: impl Into<String>, arguments: impl Into<String>) -> Self {
-        Self::ToolCall { name: name.into(), arguments: arguments.into(), text: None }
+        Self::ToolCall {
+            name: name.into(),
+            arguments: arguments.into(),
+            text: None,
+        }
     }
 
     pub fn error(status: u16) -> Self {
-        Self::Error { status, body: None, headers: BTreeMap::new() }
+        Self::Error {
+            status,
+            body: None,
+            headers: BTreeMap::new(),
+        }
     }
 
     pub fn error_with(status: u16, body: Value, headers: &[(&str, &str)]) -> Self {
         Self::Error {
             status,
             body: Some(body),
-            headers: headers.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+            headers: headers
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
         }
     }
 
     pub fn delay(ms: u64, then: Behaviour) -> Self {
-        Self::DelayMs { ms, then: Some(Box::new(then)) }
+        Self::DelayMs {
+            ms,
+            then: Some(Box::new(then)),
+        }
     }
 
     pub fn reset_mid_stream(after_events: usize) -> Self {
@@ -131,11 +148,19 @@ impl Behaviour {
     }
 
     pub fn slow_stream(events: usize, interval_ms: u64) -> Self {
-        Self::SlowStream { events, interval_ms, text: None }
+        Self::SlowStream {
+            events,
+            interval_ms,
+            text: None,
+        }
     }
 
     pub fn when_contains(needle: impl Into<String>, then: Behaviour) -> Self {
-        Self::Match { contains: Some(needle.into()), path: None, then: Box::new(then) }
+        Self::Match {
+            contains: Some(needle.into()),
+            path: None,
+            then: Box::new(then),
+        }
     }
 
     /// The text the mock answers with when no behaviour is queued.
@@ -152,12 +177,17 @@ impl Behaviour {
     /// Whether this queued entry may be consumed by a request to `path` with that last user text.
     pub(crate) fn applies(&self, path: &str, last_user_text: &str) -> bool {
         match self {
-            Self::Match { contains, path: p, .. } => {
+            Self::Match {
+                contains, path: p, ..
+            } => {
                 let path_ok = match p {
                     Some(p) => p == path,
                     None => is_llm_path(path),
                 };
-                path_ok && contains.as_deref().is_none_or(|c| last_user_text.contains(c))
+                path_ok
+                    && contains
+                        .as_deref()
+                        .is_none_or(|c| last_user_text.contains(c))
             }
             _ => is_llm_path(path),
         }

@@ -30,7 +30,10 @@ pub(crate) struct StreamGuard {
 
 impl StreamGuard {
     pub fn new(shared: Arc<Shared>) -> Self {
-        Self { shared, ending: Ending::Running }
+        Self {
+            shared,
+            ending: Ending::Running,
+        }
     }
 
     fn end(&mut self, ending: Ending) {
@@ -39,7 +42,10 @@ impl StreamGuard {
         }
         self.ending = ending;
         match ending {
-            Ending::Completed => self.shared.completed_streams.fetch_add(1, Ordering::Relaxed),
+            Ending::Completed => self
+                .shared
+                .completed_streams
+                .fetch_add(1, Ordering::Relaxed),
             Ending::Reset => self.shared.reset_streams.fetch_add(1, Ordering::Relaxed),
             Ending::Running => 0,
         };
@@ -49,7 +55,9 @@ impl StreamGuard {
 impl Drop for StreamGuard {
     fn drop(&mut self) {
         if self.ending == Ending::Running {
-            self.shared.cancelled_streams.fetch_add(1, Ordering::Relaxed);
+            self.shared
+                .cancelled_streams
+                .fetch_add(1, Ordering::Relaxed);
         }
     }
 }
@@ -62,7 +70,11 @@ pub(crate) struct ScriptStream {
 
 impl ScriptStream {
     pub fn new(steps: Vec<Step>, shared: Arc<Shared>) -> Self {
-        Self { steps: steps.into_iter(), sleep: None, guard: StreamGuard::new(shared) }
+        Self {
+            steps: steps.into_iter(),
+            sleep: None,
+            guard: StreamGuard::new(shared),
+        }
     }
 }
 
@@ -86,7 +98,10 @@ impl Stream for ScriptStream {
                 Some(Step::Sleep(d)) => this.sleep = Some(Box::pin(tokio::time::sleep(d))),
                 Some(Step::Abort) => {
                     this.guard.end(Ending::Reset);
-                    return Poll::Ready(Some(Err(io::Error::new(io::ErrorKind::ConnectionReset, "mock upstream reset mid-stream"))));
+                    return Poll::Ready(Some(Err(io::Error::new(
+                        io::ErrorKind::ConnectionReset,
+                        "mock upstream reset mid-stream",
+                    ))));
                 }
                 None => {
                     this.guard.end(Ending::Completed);

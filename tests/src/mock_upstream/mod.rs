@@ -48,7 +48,11 @@ pub struct MockOptions {
 
 impl Default for MockOptions {
     fn default() -> Self {
-        Self { stream_chunks: 4, record_requests: true, max_recorded: 10_000 }
+        Self {
+            stream_chunks: 4,
+            record_requests: true,
+            max_recorded: 10_000,
+        }
     }
 }
 
@@ -71,7 +75,9 @@ pub struct RecordedRequest {
 
 impl RecordedRequest {
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers.get(&name.to_ascii_lowercase()).map(String::as_str)
+        self.headers
+            .get(&name.to_ascii_lowercase())
+            .map(String::as_str)
     }
 }
 
@@ -149,7 +155,13 @@ impl Shared {
     fn reset(&self) {
         lock(&self.queue).clear();
         lock(&self.recorded).clear();
-        for c in [&self.requests, &self.cancelled_streams, &self.completed_streams, &self.reset_streams, &self.aborted_requests] {
+        for c in [
+            &self.requests,
+            &self.cancelled_streams,
+            &self.completed_streams,
+            &self.reset_streams,
+            &self.aborted_requests,
+        ] {
             c.store(0, Ordering::Relaxed);
         }
     }
@@ -185,9 +197,19 @@ impl Shared {
     }
 
     /// Counts a request, parses its body once and records it. Returns (seq, parsed body).
-    fn arrive(&self, method: &Method, uri: &Uri, headers: &HeaderMap, body: &Bytes) -> (u64, Result<Value, ()>) {
+    fn arrive(
+        &self,
+        method: &Method,
+        uri: &Uri,
+        headers: &HeaderMap,
+        body: &Bytes,
+    ) -> (u64, Result<Value, ()>) {
         let seq = self.requests.fetch_add(1, Ordering::Relaxed) + 1;
-        let parsed: Result<Value, ()> = if body.is_empty() { Ok(Value::Null) } else { serde_json::from_slice(body).map_err(|_| ()) };
+        let parsed: Result<Value, ()> = if body.is_empty() {
+            Ok(Value::Null)
+        } else {
+            serde_json::from_slice(body).map_err(|_| ())
+        };
         if self.opts.record_requests {
             let stored = match &parsed {
                 Ok(v) => v.clone(),
@@ -200,7 +222,10 @@ impl Shared {
 }
 
 fn now_secs() -> f64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0)
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0)
 }
 
 /// A running mock upstream. Dropping it without [`MockUpstream::stop`] still shuts the server
@@ -231,9 +256,15 @@ impl MockUpstream {
             let _ = tcp.set_nodelay(true);
         });
         let task = tokio::spawn(async move {
-            axum::serve(listener, app).with_graceful_shutdown(async move { token.cancelled().await }).await
+            axum::serve(listener, app)
+                .with_graceful_shutdown(async move { token.cancelled().await })
+                .await
         });
-        Ok(MockUpstream { shared, addr, task: Some(task) })
+        Ok(MockUpstream {
+            shared,
+            addr,
+            task: Some(task),
+        })
     }
 
     pub fn addr(&self) -> SocketAddr {
@@ -277,7 +308,11 @@ impl MockUpstream {
     }
 
     /// Polls the stats until `pred` holds or `timeout` passes; returns the last stats and whether it held.
-    pub async fn wait_for_stats(&self, timeout: Duration, pred: impl Fn(&MockStats) -> bool) -> (MockStats, bool) {
+    pub async fn wait_for_stats(
+        &self,
+        timeout: Duration,
+        pred: impl Fn(&MockStats) -> bool,
+    ) -> (MockStats, bool) {
         let deadline = tokio::time::Instant::now() + timeout;
         loop {
             let s = self.stats();
@@ -296,7 +331,9 @@ impl MockUpstream {
     pub async fn stop(mut self) {
         self.shared.shutdown.cancel();
         if let Some(mut task) = self.task.take()
-            && tokio::time::timeout(Duration::from_secs(5), &mut task).await.is_err()
+            && tokio::time::timeout(Duration::from_secs(5), &mut task)
+                .await
+                .is_err()
         {
             task.abort();
             let _ = task.await;
@@ -338,7 +375,10 @@ fn json_response(status: StatusCode, v: &Value, seq: u64) -> Response {
     let mut resp = Response::new(Body::from(body));
     *resp.status_mut() = status;
     let h = resp.headers_mut();
-    h.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
     if let Ok(v) = HeaderValue::from_str(&format!("req_mock_{seq}")) {
         h.insert(HeaderName::from_static("x-request-id"), v.clone());
         h.insert(HeaderName::from_static("request-id"), v);
@@ -346,7 +386,13 @@ fn json_response(status: StatusCode, v: &Value, seq: u64) -> Response {
     resp
 }
 
-fn error_response(api: Api, status: u16, body: Option<Value>, headers: &BTreeMap<String, String>, seq: u64) -> Response {
+fn error_response(
+    api: Api,
+    status: u16,
+    body: Option<Value>,
+    headers: &BTreeMap<String, String>,
+    seq: u64,
+) -> Response {
     let status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let body = body.unwrap_or_else(|| {
         let msg = format!("mock upstream error {}", status.as_u16());
@@ -357,7 +403,10 @@ fn error_response(api: Api, status: u16, body: Option<Value>, headers: &BTreeMap
     });
     let mut resp = json_response(status, &body, seq);
     for (k, v) in headers {
-        if let (Ok(k), Ok(v)) = (HeaderName::from_bytes(k.to_ascii_lowercase().as_bytes()), HeaderValue::from_str(v)) {
+        if let (Ok(k), Ok(v)) = (
+            HeaderName::from_bytes(k.to_ascii_lowercase().as_bytes()),
+            HeaderValue::from_str(v),
+        ) {
             resp.headers_mut().insert(k, v);
         }
     }
@@ -387,7 +436,9 @@ const INTERNAL_CONTEXT: &str = "<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>";
 /// The text of the last `user` message that has any text, skipping OpenClaw's internal-context
 /// carrier (so tool results, which carry no user text, fall back to the question before them).
 pub fn last_user_text(body: &Value) -> String {
-    let Some(msgs) = body.get("messages").and_then(Value::as_array) else { return String::new() };
+    let Some(msgs) = body.get("messages").and_then(Value::as_array) else {
+        return String::new();
+    };
     for m in msgs.iter().rev() {
         if m.get("role").and_then(Value::as_str) != Some("user") {
             continue;
@@ -412,8 +463,18 @@ impl Drop for WaitGuard<'_> {
     }
 }
 
-async fn llm(State(sh): State<Arc<Shared>>, method: Method, uri: Uri, headers: HeaderMap, body: Bytes) -> Response {
-    let api = if uri.path() == "/v1/messages" { Api::Anthropic } else { Api::OpenAi };
+async fn llm(
+    State(sh): State<Arc<Shared>>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let api = if uri.path() == "/v1/messages" {
+        Api::Anthropic
+    } else {
+        Api::OpenAi
+    };
     let (seq, parsed) = sh.arrive(&method, &uri, &headers, &body);
     let Ok(req) = parsed else {
         return error_response(api, 400, None, &BTreeMap::new(), seq);
@@ -426,10 +487,20 @@ async fn llm(State(sh): State<Arc<Shared>>, method: Method, uri: Uri, headers: H
     let stream = req.get("stream").and_then(Value::as_bool).unwrap_or(false);
     let ctx = Ctx {
         seq,
-        model: req.get("model").and_then(Value::as_str).unwrap_or("mock-model").to_owned(),
-        include_usage: req.pointer("/stream_options/include_usage").and_then(Value::as_bool).unwrap_or(false),
+        model: req
+            .get("model")
+            .and_then(Value::as_str)
+            .unwrap_or("mock-model")
+            .to_owned(),
+        include_usage: req
+            .pointer("/stream_options/include_usage")
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
         prompt_tokens: (body.len() as u64 / 4).max(1),
-        created: SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0),
+        created: SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0),
         chunks: sh.opts.stream_chunks.max(1),
     };
     drop(req);
@@ -456,14 +527,20 @@ async fn llm(State(sh): State<Arc<Shared>>, method: Method, uri: Uri, headers: H
                 return error_response(api, 503, None, &BTreeMap::new(), seq);
             }
             Some(Behaviour::Match { then, .. }) => behaviour = Some(then.unwrap_match()),
-            Some(Behaviour::Error { status, body, headers }) => return error_response(api, status, body, &headers, seq),
+            Some(Behaviour::Error {
+                status,
+                body,
+                headers,
+            }) => return error_response(api, status, body, &headers, seq),
             other => break plan(other, &last_user, ctx.chunks),
         }
     };
 
     if !stream {
         return match answer.end {
-            End::StreamError { status, message, .. } => {
+            End::StreamError {
+                status, message, ..
+            } => {
                 let body = match api {
                     Api::OpenAi => render::openai_error_body(status, &message),
                     Api::Anthropic => render::anthropic_error_body(status, &message),
@@ -483,10 +560,19 @@ async fn llm(State(sh): State<Arc<Shared>>, method: Method, uri: Uri, headers: H
                     let full = serde_json::to_vec(&v).expect("serialize");
                     let len = full.len();
                     let half = Bytes::from(full).slice(..len / 2);
-                    let steps = vec![Step::Data(half), Step::Sleep(Duration::from_millis(5)), Step::Abort];
-                    let mut resp = Response::new(Body::from_stream(ScriptStream::new(steps, sh.clone())));
-                    resp.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
-                    resp.headers_mut().insert(header::CONTENT_LENGTH, HeaderValue::from(len));
+                    let steps = vec![
+                        Step::Data(half),
+                        Step::Sleep(Duration::from_millis(5)),
+                        Step::Abort,
+                    ];
+                    let mut resp =
+                        Response::new(Body::from_stream(ScriptStream::new(steps, sh.clone())));
+                    resp.headers_mut().insert(
+                        header::CONTENT_TYPE,
+                        HeaderValue::from_static("application/json"),
+                    );
+                    resp.headers_mut()
+                        .insert(header::CONTENT_LENGTH, HeaderValue::from(len));
                     resp
                 } else {
                     json_response(StatusCode::OK, &v, seq)
@@ -501,7 +587,10 @@ async fn llm(State(sh): State<Arc<Shared>>, method: Method, uri: Uri, headers: H
     };
     let mut resp = Response::new(Body::from_stream(ScriptStream::new(steps, sh.clone())));
     let h = resp.headers_mut();
-    h.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream; charset=utf-8"));
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream; charset=utf-8"),
+    );
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     if let Ok(v) = HeaderValue::from_str(&format!("req_mock_{seq}")) {
         h.insert(HeaderName::from_static("x-request-id"), v.clone());
@@ -514,14 +603,24 @@ async fn llm(State(sh): State<Arc<Shared>>, method: Method, uri: Uri, headers: H
 fn plan(b: Option<Behaviour>, last_user: &str, chunks: usize) -> Answer {
     let split = |s: &str| render::split_pieces(s, chunks);
     let default_text = || Behaviour::default_reply_text(last_user);
-    let mut a = Answer { reasoning: Vec::new(), content: Vec::new(), calls: Vec::new(), interval: None, end: End::Normal };
+    let mut a = Answer {
+        reasoning: Vec::new(),
+        content: Vec::new(),
+        calls: Vec::new(),
+        interval: None,
+        end: End::Normal,
+    };
     match b {
         Some(Behaviour::Reply { text }) => a.content = split(&text),
         Some(Behaviour::Reasoning { reasoning, text }) => {
             a.reasoning = split(&reasoning);
             a.content = split(&text);
         }
-        Some(Behaviour::ToolCall { name, arguments, text }) => {
+        Some(Behaviour::ToolCall {
+            name,
+            arguments,
+            text,
+        }) => {
             a.calls = vec![ToolCallSpec { name, arguments }];
             a.content = text.as_deref().map(split).unwrap_or_default();
         }
@@ -533,14 +632,22 @@ fn plan(b: Option<Behaviour>, last_user: &str, chunks: usize) -> Answer {
             a.content = split(&default_text());
             a.end = End::Reset { after_events };
         }
-        Some(Behaviour::SlowStream { events, interval_ms, text }) => {
+        Some(Behaviour::SlowStream {
+            events,
+            interval_ms,
+            text,
+        }) => {
             a.content = match text {
                 Some(t) => render::split_pieces(&t, events),
                 None => (0..events).map(|i| format!("w{i} ")).collect(),
             };
             a.interval = Some(Duration::from_millis(interval_ms));
         }
-        Some(Behaviour::StreamError { after_events, status, message }) => {
+        Some(Behaviour::StreamError {
+            after_events,
+            status,
+            message,
+        }) => {
             a.content = split(&default_text());
             a.end = End::StreamError {
                 after_events,
@@ -549,14 +656,23 @@ fn plan(b: Option<Behaviour>, last_user: &str, chunks: usize) -> Answer {
             };
         }
         // Waits, errors and matches are resolved by the caller.
-        Some(Behaviour::DelayMs { .. } | Behaviour::Hang | Behaviour::Error { .. } | Behaviour::Match { .. }) | None => {
-            a.content = split(&default_text())
-        }
+        Some(
+            Behaviour::DelayMs { .. }
+            | Behaviour::Hang
+            | Behaviour::Error { .. }
+            | Behaviour::Match { .. },
+        )
+        | None => a.content = split(&default_text()),
     }
     a
 }
 
-async fn models(State(sh): State<Arc<Shared>>, method: Method, uri: Uri, headers: HeaderMap) -> Response {
+async fn models(
+    State(sh): State<Arc<Shared>>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+) -> Response {
     let (seq, _) = sh.arrive(&method, &uri, &headers, &Bytes::new());
     // One list that satisfies both the OpenAI and the Anthropic SDK model types.
     let data: Vec<Value> = ["mock-model", "mock-claude"]
@@ -570,7 +686,13 @@ async fn models(State(sh): State<Arc<Shared>>, method: Method, uri: Uri, headers
     json_response(StatusCode::OK, &v, seq)
 }
 
-async fn embeddings(State(sh): State<Arc<Shared>>, method: Method, uri: Uri, headers: HeaderMap, body: Bytes) -> Response {
+async fn embeddings(
+    State(sh): State<Arc<Shared>>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
     let (seq, parsed) = sh.arrive(&method, &uri, &headers, &body);
     let Ok(req) = parsed else {
         return error_response(Api::OpenAi, 400, None, &BTreeMap::new(), seq);
@@ -579,7 +701,11 @@ async fn embeddings(State(sh): State<Arc<Shared>>, method: Method, uri: Uri, hea
     let mut behaviour = sh.pop(uri.path(), &texts.join("\n"));
     loop {
         match behaviour {
-            Some(Behaviour::Error { status, body, headers }) => return error_response(Api::OpenAi, status, body, &headers, seq),
+            Some(Behaviour::Error {
+                status,
+                body,
+                headers,
+            }) => return error_response(Api::OpenAi, status, body, &headers, seq),
             Some(Behaviour::DelayMs { ms, then }) => {
                 tokio::time::sleep(Duration::from_millis(ms)).await;
                 behaviour = then.map(|b| b.unwrap_match());
@@ -595,7 +721,12 @@ async fn embeddings(State(sh): State<Arc<Shared>>, method: Method, uri: Uri, hea
         let v = render::openai_error_body(400, "'input' is required");
         return json_response(StatusCode::BAD_REQUEST, &v, seq);
     }
-    let dim = req.get("dimensions").and_then(Value::as_u64).map(|d| d as usize).unwrap_or(embed::DEFAULT_DIM).clamp(1, 4096);
+    let dim = req
+        .get("dimensions")
+        .and_then(Value::as_u64)
+        .map(|d| d as usize)
+        .unwrap_or(embed::DEFAULT_DIM)
+        .clamp(1, 4096);
     let b64 = req.get("encoding_format").and_then(Value::as_str) == Some("base64");
     let mut tokens = 0u64;
     let data: Vec<Value> = texts
@@ -604,18 +735,34 @@ async fn embeddings(State(sh): State<Arc<Shared>>, method: Method, uri: Uri, hea
         .map(|(i, t)| {
             tokens += (t.len() as u64 / 4).max(1);
             let v = fake_embedding(t, dim);
-            let emb = if b64 { json!(embed::base64_f32(&v)) } else { json!(v) };
+            let emb = if b64 {
+                json!(embed::base64_f32(&v))
+            } else {
+                json!(v)
+            };
             json!({"object": "embedding", "index": i, "embedding": emb})
         })
         .collect();
-    let model = req.get("model").and_then(Value::as_str).unwrap_or("mock-embedding");
+    let model = req
+        .get("model")
+        .and_then(Value::as_str)
+        .unwrap_or("mock-embedding");
     let v = json!({"object": "list", "data": data, "model": model, "usage": {"prompt_tokens": tokens, "total_tokens": tokens}});
     json_response(StatusCode::OK, &v, seq)
 }
 
-async fn not_found(State(sh): State<Arc<Shared>>, method: Method, uri: Uri, headers: HeaderMap, body: Bytes) -> Response {
+async fn not_found(
+    State(sh): State<Arc<Shared>>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
     let (seq, _) = sh.arrive(&method, &uri, &headers, &body);
-    let v = render::openai_error_body(404, &format!("mock upstream: no route for {} {}", method, uri.path()));
+    let v = render::openai_error_body(
+        404,
+        &format!("mock upstream: no route for {} {}", method, uri.path()),
+    );
     json_response(StatusCode::NOT_FOUND, &v, seq)
 }
 
@@ -624,14 +771,24 @@ async fn ctl_script(State(sh): State<Arc<Shared>>, body: Bytes) -> Response {
         Ok(Value::Array(items)) => items
             .into_iter()
             .enumerate()
-            .map(|(i, v)| serde_json::from_value::<Behaviour>(v).map_err(|e| format!("item {i}: {e}")))
+            .map(|(i, v)| {
+                serde_json::from_value::<Behaviour>(v).map_err(|e| format!("item {i}: {e}"))
+            })
             .collect(),
-        Ok(v) => serde_json::from_value::<Behaviour>(v).map(|b| vec![b]).map_err(|e| e.to_string()),
+        Ok(v) => serde_json::from_value::<Behaviour>(v)
+            .map(|b| vec![b])
+            .map_err(|e| e.to_string()),
         Err(e) => Err(e.to_string()),
     };
     match parsed {
         Ok(bs) => bs.into_iter().for_each(|b| sh.push(b)),
-        Err(detail) => return (StatusCode::BAD_REQUEST, axum::Json(json!({"error": detail}))).into_response(),
+        Err(detail) => {
+            return (
+                StatusCode::BAD_REQUEST,
+                axum::Json(json!({"error": detail})),
+            )
+                .into_response();
+        }
     }
     axum::Json(json!({"queued": lock(&sh.queue).len()})).into_response()
 }

@@ -17,8 +17,14 @@ pub(crate) enum Step {
 
 pub(crate) enum End {
     Normal,
-    Reset { after_events: usize },
-    StreamError { after_events: usize, status: u16, message: String },
+    Reset {
+        after_events: usize,
+    },
+    StreamError {
+        after_events: usize,
+        status: u16,
+        message: String,
+    },
 }
 
 /// What to answer, independent of the wire API.
@@ -32,16 +38,33 @@ pub(crate) struct Answer {
 
 impl Answer {
     pub fn text(&self) -> Option<String> {
-        if self.content.is_empty() { None } else { Some(self.content.concat()) }
+        if self.content.is_empty() {
+            None
+        } else {
+            Some(self.content.concat())
+        }
     }
 
     pub fn reasoning_text(&self) -> Option<String> {
-        if self.reasoning.is_empty() { None } else { Some(self.reasoning.concat()) }
+        if self.reasoning.is_empty() {
+            None
+        } else {
+            Some(self.reasoning.concat())
+        }
     }
 
     fn completion_tokens(&self) -> u64 {
-        let chars: usize = self.content.iter().chain(&self.reasoning).map(|s| s.len()).sum::<usize>()
-            + self.calls.iter().map(|c| c.name.len() + c.arguments.len()).sum::<usize>();
+        let chars: usize = self
+            .content
+            .iter()
+            .chain(&self.reasoning)
+            .map(|s| s.len())
+            .sum::<usize>()
+            + self
+                .calls
+                .iter()
+                .map(|c| c.name.len() + c.arguments.len())
+                .sum::<usize>();
         (chars as u64).div_ceil(4).max(1)
     }
 }
@@ -98,8 +121,13 @@ fn sse_event(name: &str, v: &Value) -> Bytes {
 
 /// Turns (event, is_content_delta) pairs into steps: sleeps before content deltas for slow
 /// streams, truncation + abort / error event for faulty ones.
-fn finish_steps(events: Vec<(Bytes, bool)>, answer: &Answer, error_event: impl Fn(u16, &str) -> Bytes) -> Vec<Step> {
-    let mut steps = Vec::with_capacity(events.len() * if answer.interval.is_some() { 2 } else { 1 } + 1);
+fn finish_steps(
+    events: Vec<(Bytes, bool)>,
+    answer: &Answer,
+    error_event: impl Fn(u16, &str) -> Bytes,
+) -> Vec<Step> {
+    let mut steps =
+        Vec::with_capacity(events.len() * if answer.interval.is_some() { 2 } else { 1 } + 1);
     let limit = match &answer.end {
         End::Normal => usize::MAX,
         End::Reset { after_events } => (*after_events).min(events.len().saturating_sub(1)),
@@ -121,7 +149,9 @@ fn finish_steps(events: Vec<(Bytes, bool)>, answer: &Answer, error_event: impl F
             steps.push(Step::Sleep(Duration::from_millis(5)));
             steps.push(Step::Abort);
         }
-        End::StreamError { status, message, .. } => steps.push(Step::Data(error_event(*status, message))),
+        End::StreamError {
+            status, message, ..
+        } => steps.push(Step::Data(error_event(*status, message))),
     }
     steps
 }
@@ -183,7 +213,11 @@ pub(crate) fn openai_json(ctx: &Ctx, answer: &Answer) -> Value {
             .collect();
         msg["tool_calls"] = Value::Array(calls);
     }
-    let finish = if answer.calls.is_empty() { "stop" } else { "tool_calls" };
+    let finish = if answer.calls.is_empty() {
+        "stop"
+    } else {
+        "tool_calls"
+    };
     json!({
         "id": format!("chatcmpl-mock-{}", ctx.seq),
         "object": "chat.completion",
@@ -211,8 +245,15 @@ pub(crate) fn openai_stream(ctx: &Ctx, answer: &Answer) -> Vec<Step> {
         }
         sse_data(&v)
     };
-    let mut ev: Vec<(Bytes, bool)> = Vec::with_capacity(answer.content.len() + answer.reasoning.len() + 6);
-    ev.push((chunk(json!({"role": "assistant", "content": "", "refusal": null}), None), false));
+    let mut ev: Vec<(Bytes, bool)> =
+        Vec::with_capacity(answer.content.len() + answer.reasoning.len() + 6);
+    ev.push((
+        chunk(
+            json!({"role": "assistant", "content": "", "refusal": null}),
+            None,
+        ),
+        false,
+    ));
     for r in &answer.reasoning {
         ev.push((chunk(json!({"reasoning_content": r}), None), true));
     }
@@ -228,10 +269,20 @@ pub(crate) fn openai_stream(ctx: &Ctx, answer: &Answer) -> Vec<Step> {
             true,
         ));
         for piece in split_pieces(&call.arguments, ctx.chunks.max(2)) {
-            ev.push((chunk(json!({"tool_calls": [{"index": i, "function": {"arguments": piece}}]}), None), true));
+            ev.push((
+                chunk(
+                    json!({"tool_calls": [{"index": i, "function": {"arguments": piece}}]}),
+                    None,
+                ),
+                true,
+            ));
         }
     }
-    let finish = if answer.calls.is_empty() { "stop" } else { "tool_calls" };
+    let finish = if answer.calls.is_empty() {
+        "stop"
+    } else {
+        "tool_calls"
+    };
     ev.push((chunk(json!({}), Some(finish)), false));
     if ctx.include_usage {
         let v = json!({
@@ -246,7 +297,9 @@ pub(crate) fn openai_stream(ctx: &Ctx, answer: &Answer) -> Vec<Step> {
         ev.push((sse_data(&v), false));
     }
     ev.push((Bytes::from_static(b"data: [DONE]\n\n"), false));
-    finish_steps(ev, answer, |status, message| sse_data(&openai_error_body(status, message)))
+    finish_steps(ev, answer, |status, message| {
+        sse_data(&openai_error_body(status, message))
+    })
 }
 
 // ---------------------------------------------------------------- Anthropic
@@ -278,7 +331,11 @@ pub(crate) fn anthropic_json(ctx: &Ctx, answer: &Answer) -> Value {
     if content.is_empty() {
         content.push(json!({"type": "text", "text": ""}));
     }
-    let stop = if answer.calls.is_empty() { "end_turn" } else { "tool_use" };
+    let stop = if answer.calls.is_empty() {
+        "end_turn"
+    } else {
+        "tool_use"
+    };
     json!({
         "id": format!("msg_mock_{}", ctx.seq),
         "type": "message",
@@ -292,7 +349,8 @@ pub(crate) fn anthropic_json(ctx: &Ctx, answer: &Answer) -> Value {
 }
 
 pub(crate) fn anthropic_stream(ctx: &Ctx, answer: &Answer) -> Vec<Step> {
-    let mut ev: Vec<(Bytes, bool)> = Vec::with_capacity(answer.content.len() + answer.reasoning.len() + 10);
+    let mut ev: Vec<(Bytes, bool)> =
+        Vec::with_capacity(answer.content.len() + answer.reasoning.len() + 10);
     let start = json!({
         "type": "message_start",
         "message": {
@@ -310,21 +368,50 @@ pub(crate) fn anthropic_stream(ctx: &Ctx, answer: &Answer) -> Vec<Step> {
     let mut index = 0usize;
     let mut pinged = false;
     let mut block_start = |ev: &mut Vec<(Bytes, bool)>, index: usize, block: Value| {
-        ev.push((sse_event("content_block_start", &json!({"type": "content_block_start", "index": index, "content_block": block})), false));
+        ev.push((
+            sse_event(
+                "content_block_start",
+                &json!({"type": "content_block_start", "index": index, "content_block": block}),
+            ),
+            false,
+        ));
         if !pinged {
             pinged = true;
             ev.push((sse_event("ping", &json!({"type": "ping"})), false));
         }
     };
-    let delta = |index: usize, d: Value| sse_event("content_block_delta", &json!({"type": "content_block_delta", "index": index, "delta": d}));
-    let stop = |index: usize| sse_event("content_block_stop", &json!({"type": "content_block_stop", "index": index}));
+    let delta = |index: usize, d: Value| {
+        sse_event(
+            "content_block_delta",
+            &json!({"type": "content_block_delta", "index": index, "delta": d}),
+        )
+    };
+    let stop = |index: usize| {
+        sse_event(
+            "content_block_stop",
+            &json!({"type": "content_block_stop", "index": index}),
+        )
+    };
 
     if !answer.reasoning.is_empty() {
-        block_start(&mut ev, index, json!({"type": "thinking", "thinking": "", "signature": ""}));
+        block_start(
+            &mut ev,
+            index,
+            json!({"type": "thinking", "thinking": "", "signature": ""}),
+        );
         for r in &answer.reasoning {
-            ev.push((delta(index, json!({"type": "thinking_delta", "thinking": r})), true));
+            ev.push((
+                delta(index, json!({"type": "thinking_delta", "thinking": r})),
+                true,
+            ));
         }
-        ev.push((delta(index, json!({"type": "signature_delta", "signature": SIGNATURE})), false));
+        ev.push((
+            delta(
+                index,
+                json!({"type": "signature_delta", "signature": SIGNATURE}),
+            ),
+            false,
+        ));
         ev.push((stop(index), false));
         index += 1;
     }
@@ -337,15 +424,35 @@ pub(crate) fn anthropic_stream(ctx: &Ctx, answer: &Answer) -> Vec<Step> {
         index += 1;
     }
     for (i, call) in answer.calls.iter().enumerate() {
-        block_start(&mut ev, index, json!({"type": "tool_use", "id": anthropic_tool_id(ctx, i), "name": call.name, "input": {}}));
-        ev.push((delta(index, json!({"type": "input_json_delta", "partial_json": ""})), true));
+        block_start(
+            &mut ev,
+            index,
+            json!({"type": "tool_use", "id": anthropic_tool_id(ctx, i), "name": call.name, "input": {}}),
+        );
+        ev.push((
+            delta(
+                index,
+                json!({"type": "input_json_delta", "partial_json": ""}),
+            ),
+            true,
+        ));
         for piece in split_pieces(&call.arguments, ctx.chunks.max(2)) {
-            ev.push((delta(index, json!({"type": "input_json_delta", "partial_json": piece})), true));
+            ev.push((
+                delta(
+                    index,
+                    json!({"type": "input_json_delta", "partial_json": piece}),
+                ),
+                true,
+            ));
         }
         ev.push((stop(index), false));
         index += 1;
     }
-    let stop_reason = if answer.calls.is_empty() { "end_turn" } else { "tool_use" };
+    let stop_reason = if answer.calls.is_empty() {
+        "end_turn"
+    } else {
+        "tool_use"
+    };
     ev.push((
         sse_event(
             "message_delta",
@@ -353,6 +460,11 @@ pub(crate) fn anthropic_stream(ctx: &Ctx, answer: &Answer) -> Vec<Step> {
         ),
         false,
     ));
-    ev.push((sse_event("message_stop", &json!({"type": "message_stop"})), false));
-    finish_steps(ev, answer, |status, message| sse_event("error", &anthropic_error_body(status, message)))
+    ev.push((
+        sse_event("message_stop", &json!({"type": "message_stop"})),
+        false,
+    ));
+    finish_steps(ev, answer, |status, message| {
+        sse_event("error", &anthropic_error_body(status, message))
+    })
 }

@@ -50,8 +50,17 @@ impl Harness {
         opts.clock = clock;
         let core = metaclaw_core::start(opts).await.expect("core starts");
         let base = format!("http://{}", core.addr());
-        let client = reqwest::Client::builder().timeout(Duration::from_secs(10)).build().unwrap();
-        Self { mock, core: Some(core), base, client, _home: home }
+        let client = reqwest::Client::builder()
+            .timeout(Duration::from_secs(10))
+            .build()
+            .unwrap();
+        Self {
+            mock,
+            core: Some(core),
+            base,
+            client,
+            _home: home,
+        }
     }
 
     pub fn core(&self) -> &RunningCore {
@@ -59,7 +68,9 @@ impl Harness {
     }
 
     pub fn post(&self, path: &str) -> reqwest::RequestBuilder {
-        self.client.post(format!("{}{path}", self.base)).bearer_auth(PROXY_KEY)
+        self.client
+            .post(format!("{}{path}", self.base))
+            .bearer_auth(PROXY_KEY)
     }
 
     /// Wait until the store holds `n` turns (turns are recorded off the request path).
@@ -71,7 +82,10 @@ impl Harness {
             }
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
-        panic!("expected {n} turns, have {}", self.core().store().turn_count().unwrap());
+        panic!(
+            "expected {n} turns, have {}",
+            self.core().store().turn_count().unwrap()
+        );
     }
 
     pub async fn stop(mut self) {

@@ -72,7 +72,11 @@ impl AnthropicEncoder {
 
     fn close_block(&mut self, out: &mut BytesMut) {
         if let Some((_, index)) = self.open.take() {
-            write_event(out, "content_block_stop", &json!({"type": "content_block_stop", "index": index}));
+            write_event(
+                out,
+                "content_block_stop",
+                &json!({"type": "content_block_stop", "index": index}),
+            );
         }
     }
 
@@ -103,9 +107,14 @@ impl AnthropicEncoder {
         }
         self.start(chunk.get("id").and_then(Value::as_str), out);
         if let Some(usage) = chunk.get("usage").filter(|u| u.is_object()) {
-            self.input_tokens = usage.get("prompt_tokens").and_then(Value::as_u64).unwrap_or(self.input_tokens);
-            self.output_tokens =
-                usage.get("completion_tokens").and_then(Value::as_u64).unwrap_or(self.output_tokens);
+            self.input_tokens = usage
+                .get("prompt_tokens")
+                .and_then(Value::as_u64)
+                .unwrap_or(self.input_tokens);
+            self.output_tokens = usage
+                .get("completion_tokens")
+                .and_then(Value::as_u64)
+                .unwrap_or(self.output_tokens);
         }
         let Some(choice) = chunk.pointer("/choices/0") else {
             return;
@@ -117,16 +126,37 @@ impl AnthropicEncoder {
             .and_then(Value::as_str)
             .filter(|s| !s.is_empty());
         if let Some(r) = reasoning {
-            let index = self.ensure_block(Block::Thinking, json!({"type": "thinking", "thinking": ""}), out);
-            write_event(out, "content_block_delta", &json!({"type": "content_block_delta", "index": index,
-                "delta": {"type": "thinking_delta", "thinking": r}}));
+            let index = self.ensure_block(
+                Block::Thinking,
+                json!({"type": "thinking", "thinking": ""}),
+                out,
+            );
+            write_event(
+                out,
+                "content_block_delta",
+                &json!({"type": "content_block_delta", "index": index,
+                "delta": {"type": "thinking_delta", "thinking": r}}),
+            );
         }
-        if let Some(text) = delta.get("content").and_then(Value::as_str).filter(|s| !s.is_empty()) {
+        if let Some(text) = delta
+            .get("content")
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+        {
             let index = self.ensure_block(Block::Text, json!({"type": "text", "text": ""}), out);
-            write_event(out, "content_block_delta", &json!({"type": "content_block_delta", "index": index,
-                "delta": {"type": "text_delta", "text": text}}));
+            write_event(
+                out,
+                "content_block_delta",
+                &json!({"type": "content_block_delta", "index": index,
+                "delta": {"type": "text_delta", "text": text}}),
+            );
         }
-        for call in delta.get("tool_calls").and_then(Value::as_array).into_iter().flatten() {
+        for call in delta
+            .get("tool_calls")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
             self.tool_delta(call, out);
         }
         if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
@@ -137,7 +167,11 @@ impl AnthropicEncoder {
     fn tool_delta(&mut self, call: &Value, out: &mut BytesMut) {
         self.saw_tool = true;
         let oa_index = call.get("index").and_then(Value::as_u64).unwrap_or(0);
-        let known = self.tool_blocks.iter().find(|(i, _)| *i == oa_index).map(|(_, b)| *b);
+        let known = self
+            .tool_blocks
+            .iter()
+            .find(|(i, _)| *i == oa_index)
+            .map(|(_, b)| *b);
         let index = match known {
             Some(b) => b,
             None => {
@@ -150,9 +184,17 @@ impl AnthropicEncoder {
                 b
             }
         };
-        if let Some(args) = call.pointer("/function/arguments").and_then(Value::as_str).filter(|s| !s.is_empty()) {
-            write_event(out, "content_block_delta", &json!({"type": "content_block_delta", "index": index,
-                "delta": {"type": "input_json_delta", "partial_json": args}}));
+        if let Some(args) = call
+            .pointer("/function/arguments")
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+        {
+            write_event(
+                out,
+                "content_block_delta",
+                &json!({"type": "content_block_delta", "index": index,
+                "delta": {"type": "input_json_delta", "partial_json": args}}),
+            );
         }
     }
 
@@ -168,9 +210,13 @@ impl AnthropicEncoder {
         self.close_block(out);
         self.finished = true;
         let reason = stop_reason(self.finish_reason.as_deref(), self.saw_tool);
-        write_event(out, "message_delta", &json!({"type": "message_delta",
+        write_event(
+            out,
+            "message_delta",
+            &json!({"type": "message_delta",
             "delta": {"stop_reason": reason, "stop_sequence": null},
-            "usage": {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens}}));
+            "usage": {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens}}),
+        );
         write_event(out, "message_stop", &json!({"type": "message_stop"}));
     }
 
@@ -180,7 +226,11 @@ impl AnthropicEncoder {
             return;
         }
         self.finished = true;
-        write_event(out, "error", &json!({"type": "error", "error": {"type": error_type, "message": message}}));
+        write_event(
+            out,
+            "error",
+            &json!({"type": "error", "error": {"type": error_type, "message": message}}),
+        );
     }
 }
 
@@ -194,7 +244,11 @@ mod tests {
             .filter(|e| !e.is_empty())
             .map(|e| {
                 let mut lines = e.lines();
-                let name = lines.next().unwrap().trim_start_matches("event: ").to_owned();
+                let name = lines
+                    .next()
+                    .unwrap()
+                    .trim_start_matches("event: ")
+                    .to_owned();
                 let data = lines.next().unwrap().trim_start_matches("data: ");
                 (name, serde_json::from_str(data).unwrap())
             })
@@ -224,16 +278,32 @@ mod tests {
         enc.finish(&mut out);
         let ev = events(&out);
         let names: Vec<&str> = ev.iter().map(|(n, _)| n.as_str()).collect();
-        assert_eq!(names, [
-            "message_start", "ping",
-            "content_block_start", "content_block_delta", "content_block_stop",
-            "content_block_start", "content_block_delta", "content_block_delta", "content_block_stop",
-            "content_block_start", "content_block_delta", "content_block_delta", "content_block_stop",
-            "message_delta", "message_stop"
-        ]);
+        assert_eq!(
+            names,
+            [
+                "message_start",
+                "ping",
+                "content_block_start",
+                "content_block_delta",
+                "content_block_stop",
+                "content_block_start",
+                "content_block_delta",
+                "content_block_delta",
+                "content_block_stop",
+                "content_block_start",
+                "content_block_delta",
+                "content_block_delta",
+                "content_block_stop",
+                "message_delta",
+                "message_stop"
+            ]
+        );
         assert_eq!(ev[2].1["content_block"]["type"], "thinking");
         assert_eq!(ev[5].1["content_block"]["type"], "text");
-        assert_eq!(ev[9].1["content_block"], json!({"type": "tool_use", "id": "call_1", "name": "read", "input": {}}));
+        assert_eq!(
+            ev[9].1["content_block"],
+            json!({"type": "tool_use", "id": "call_1", "name": "read", "input": {}})
+        );
         assert_eq!(ev[10].1["delta"]["partial_json"], "{\"path\":");
         assert_eq!(ev[13].1["delta"]["stop_reason"], "tool_use");
         assert_eq!(ev[13].1["usage"]["output_tokens"], 4);
@@ -248,7 +318,10 @@ mod tests {
         assert!(names.contains(&"content_block_start".to_string()));
         let mut enc = AnthropicEncoder::new("m");
         let mut out = BytesMut::new();
-        enc.chunk(&json!({"choices": [{"index": 0, "delta": {"content": "x"}}]}), &mut out);
+        enc.chunk(
+            &json!({"choices": [{"index": 0, "delta": {"content": "x"}}]}),
+            &mut out,
+        );
         enc.fail("api_error", "boom", &mut out);
         enc.finish(&mut out);
         let ev = events(&out);

@@ -66,10 +66,17 @@ fn convert_message(m: &Value, out: &mut Vec<Value>) {
         msg.insert("role".into(), json!("assistant"));
         msg.insert(
             "content".into(),
-            if text.is_empty() { Value::Null } else { Value::String(text.join("")) },
+            if text.is_empty() {
+                Value::Null
+            } else {
+                Value::String(text.join(""))
+            },
         );
         if !reasoning.is_empty() {
-            msg.insert("reasoning_content".into(), Value::String(reasoning.join("")));
+            msg.insert(
+                "reasoning_content".into(),
+                Value::String(reasoning.join("")),
+            );
         }
         if !calls.is_empty() {
             msg.insert("tool_calls".into(), Value::Array(calls));
@@ -94,7 +101,9 @@ fn convert_message(m: &Value, out: &mut Vec<Value>) {
                 }));
             }
             Some("text") => {
-                parts.push(json!({"type": "text", "text": b.get("text").cloned().unwrap_or(json!(""))}));
+                parts.push(
+                    json!({"type": "text", "text": b.get("text").cloned().unwrap_or(json!(""))}),
+                );
             }
             Some("image") => parts.extend(image_part(b)),
             Some("document") => {
@@ -111,7 +120,11 @@ fn convert_message(m: &Value, out: &mut Vec<Value>) {
     let only_text = parts.iter().all(|p| p["type"] == "text");
     let content = if only_text {
         Value::String(
-            parts.iter().filter_map(|p| p["text"].as_str()).collect::<Vec<_>>().join("\n\n"),
+            parts
+                .iter()
+                .filter_map(|p| p["text"].as_str())
+                .collect::<Vec<_>>()
+                .join("\n\n"),
         )
     } else {
         Value::Array(parts)
@@ -138,7 +151,12 @@ pub fn request_to_openai(body: &Map<String, Value>) -> Map<String, Value> {
             messages.push(json!({"role": "system", "content": text}));
         }
     }
-    for m in body.get("messages").and_then(Value::as_array).into_iter().flatten() {
+    for m in body
+        .get("messages")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
         convert_message(m, &mut messages);
     }
     let mut out = Map::new();
@@ -226,7 +244,10 @@ pub fn parse_arguments(args: &str) -> Value {
 
 /// OpenAI Chat Completions response → Anthropic Messages response.
 pub fn response_to_anthropic(resp: &Value, model: &str) -> Value {
-    let message = resp.pointer("/choices/0/message").cloned().unwrap_or(json!({}));
+    let message = resp
+        .pointer("/choices/0/message")
+        .cloned()
+        .unwrap_or(json!({}));
     let mut content = Vec::new();
     let reasoning = message
         .get("reasoning_content")
@@ -244,7 +265,11 @@ pub fn response_to_anthropic(resp: &Value, model: &str) -> Value {
     if !text.is_empty() {
         content.push(json!({"type": "text", "text": text}));
     }
-    let calls = message.get("tool_calls").and_then(Value::as_array).cloned().unwrap_or_default();
+    let calls = message
+        .get("tool_calls")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
     for c in &calls {
         content.push(json!({
             "type": "tool_use",
@@ -256,7 +281,9 @@ pub fn response_to_anthropic(resp: &Value, model: &str) -> Value {
     if content.is_empty() {
         content.push(json!({"type": "text", "text": ""}));
     }
-    let finish = resp.pointer("/choices/0/finish_reason").and_then(Value::as_str);
+    let finish = resp
+        .pointer("/choices/0/finish_reason")
+        .and_then(Value::as_str);
     json!({
         "id": message_id(resp.get("id").and_then(Value::as_str)),
         "type": "message",
@@ -298,14 +325,26 @@ mod tests {
         });
         let out = request_to_openai(body.as_object().unwrap());
         let msgs = out["messages"].as_array().unwrap();
-        assert_eq!(msgs[0], json!({"role": "system", "content": "stable\n\ndynamic"}));
+        assert_eq!(
+            msgs[0],
+            json!({"role": "system", "content": "stable\n\ndynamic"})
+        );
         assert_eq!(msgs[1], json!({"role": "user", "content": "read HELLO"}));
-        assert_eq!(msgs[2]["tool_calls"][0]["function"]["arguments"], "{\"path\":\"HELLO\"}");
+        assert_eq!(
+            msgs[2]["tool_calls"][0]["function"]["arguments"],
+            "{\"path\":\"HELLO\"}"
+        );
         assert_eq!(msgs[2]["content"], "sure");
-        assert_eq!(msgs[3], json!({"role": "tool", "tool_call_id": "toolu1", "content": "hi"}));
+        assert_eq!(
+            msgs[3],
+            json!({"role": "tool", "tool_call_id": "toolu1", "content": "hi"})
+        );
         assert_eq!(msgs[4], json!({"role": "user", "content": "thanks"}));
         assert_eq!(msgs[5]["content"], "internal context");
-        assert_eq!(out["tools"][0]["function"]["parameters"], json!({"type": "object"}));
+        assert_eq!(
+            out["tools"][0]["function"]["parameters"],
+            json!({"type": "object"})
+        );
         assert_eq!(out["tool_choice"], "required");
         assert_eq!(out["stop"], json!(["END"]));
         assert_eq!(out["stream_options"], json!({"include_usage": true}));
@@ -320,9 +359,15 @@ mod tests {
         let out = response_to_anthropic(&resp, "fallback");
         assert_eq!(out["id"], "msg_chatcmpl-1");
         assert_eq!(out["stop_reason"], "tool_use");
-        assert_eq!(out["content"][0], json!({"type": "text", "text": "let me look"}));
+        assert_eq!(
+            out["content"][0],
+            json!({"type": "text", "text": "let me look"})
+        );
         assert_eq!(out["content"][1]["input"], json!({"path": "a"}));
-        assert_eq!(out["usage"], json!({"input_tokens": 12, "output_tokens": 5}));
+        assert_eq!(
+            out["usage"],
+            json!({"input_tokens": 12, "output_tokens": 5})
+        );
     }
 
     #[test]

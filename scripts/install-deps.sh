@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Everything a fresh Debian/Ubuntu machine needs to build MetaClaw and run its tests.
+# Used by the README and by .ci/run, so a green CI means these steps work.
+# Idempotent and quick when everything is already there.
+set -euo pipefail
+
+REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+SUDO=""
+if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
+
+# System packages: a C toolchain (SQLite is compiled in), OpenSSL headers for HTTPS
+# upstreams, Python for the SDK tests.
+APT_PACKAGES=(build-essential pkg-config libssl-dev python3 python3-venv ca-certificates)
+missing=()
+for p in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "installing: ${missing[*]}" >&2
+  $SUDO apt-get update -qq
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+fi
+
+# Rust: the workspace needs edition 2024 (Rust >= 1.95); Debian's own cargo is older.
+if ! command -v cargo >/dev/null 2>&1; then
+  echo "error: cargo not found. Install Rust 1.95 or newer with rustup: https://rustup.rs" >&2
+  exit 1
+fi
+have=$(rustc --version | awk '{print $2}')
+if [[ "$(printf '%s\n' 1.95.0 "$have" | sort -V | head -1)" != "1.95.0" ]]; then
+  echo "error: Rust $have is too old; MetaClaw needs 1.95 or newer (rustup update)" >&2
+  exit 1
+fi
+
+# The official openai and anthropic Python SDKs drive the proxy in tests.
+"$REPO/scripts/setup-python.sh" >/dev/null

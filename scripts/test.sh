@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# The whole test suite: what CI runs (.ci/run) and what the README tells you to run.
+set -euo pipefail
+
+REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$REPO"
+"$REPO/scripts/install-deps.sh"
+
+export CARGO_TERM_COLOR=never
+# Build every target once with one package selection, so `cargo test` rebuilds nothing.
+cargo build --locked --all-targets
+cargo test --locked
+cargo fmt --all --check
+cargo clippy --locked --all-targets -- -D warnings
+
+# The official Python SDKs against the real binary.
+VENV="$("$REPO/scripts/setup-python.sh" | tail -1)"
+METACLAW_BIN="$REPO/target/debug/metaclaw" MOCK_UPSTREAM_BIN="$REPO/target/debug/mock-upstream" \
+  "$VENV/bin/python" -m pytest -q tests/python
