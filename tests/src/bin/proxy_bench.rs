@@ -23,7 +23,7 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdout, Command, ExitCode, ExitStatus, Stdio};
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow, bail, ensure};
@@ -81,9 +81,19 @@ struct Args {
     /// Daemon start-ups to time.
     #[arg(long, default_value_t = 5)]
     startups: usize,
+    /// Extra environment for the daemon, e.g. `--daemon-env MALLOC_ARENA_MAX=2` (repeatable).
+    #[arg(long, value_name = "KEY=VALUE", value_parser = parse_env)]
+    daemon_env: Vec<(String, String)>,
     /// Print the report as JSON instead of a markdown table.
     #[arg(long)]
     json: bool,
+}
+
+fn parse_env(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((k, v)) if !k.is_empty() => Ok((k.to_owned(), v.to_owned())),
+        _ => Err(format!("expected KEY=VALUE, got {s:?}")),
+    }
 }
 
 fn main() -> ExitCode {
@@ -336,7 +346,11 @@ impl Daemon {
 
 /// Spawns `metaclaw start --foreground` with a fresh home and returns it with the time from
 /// spawn until `/healthz` answered 200.
-fn start_daemon(exe: &Path, mock_port: u16) -> Result<(Daemon, Duration)> {
+fn start_daemon(
+    exe: &Path,
+    mock_port: u16,
+    env: &[(String, String)],
+) -> Result<(Daemon, Duration)> {
     let home = tempfile::Builder::new()
         .prefix("metaclaw-bench-")
         .tempdir()?;
@@ -353,6 +367,7 @@ fn start_daemon(exe: &Path, mock_port: u16) -> Result<(Daemon, Duration)> {
     let mut cmd = Command::new(exe);
     cmd.args(["start", "--foreground"])
         .env("METACLAW_HOME", home.path())
+        .envs(env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::null())
         .stdout(log.try_clone()?)
         .stderr(log);
@@ -398,15 +413,20 @@ fn healthz_ok(addr: SocketAddr) -> bool {
 
 // ------------------------------------------------------------------------------------- /proc
 
-fn rss_mb(pid: u32) -> Result<f64> {
+/// A `kB` line of `/proc/<pid>/status` (`VmRSS`, `VmHWM`), in MB.
+fn status_mb(pid: u32, key: &str) -> Result<f64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
     let kb: f64 = status
         .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .find_map(|l| l.strip_prefix(key).and_then(|v| v.strip_prefix(':')))
         .and_then(|v| v.split_whitespace().next())
         .and_then(|v| v.parse().ok())
-        .ok_or_else(|| anyhow!("no VmRSS in /proc/{pid}/status"))?;
+        .ok_or_else(|| anyhow!("no {key} in /proc/{pid}/status"))?;
     Ok(kb / 1024.0)
+}
+
+fn rss_mb(pid: u32) -> Result<f64> {
+    status_mb(pid, "VmRSS")
 }
 
 /// utime + stime in clock ticks.
@@ -434,15 +454,19 @@ fn clk_tck() -> u64 {
 
 /// Waits until the process used no CPU for 200 ms (work deferred past the responses, such as
 /// recording turns, belongs to the requests too). Gives up after `max`.
-fn wait_quiet(pid: u32, max: Duration) -> Result<u64> {
-    let deadline = Instant::now() + max;
+/// Returns the CPU ticks then, and how long it took until the last busy interval ended.
+fn wait_quiet(pid: u32, max: Duration) -> Result<(u64, Duration)> {
+    let t0 = Instant::now();
+    let deadline = t0 + max;
     let mut last = cpu_ticks(pid)?;
+    let mut busy_until = Duration::ZERO;
     loop {
         std::thread::sleep(Duration::from_millis(200));
         let now = cpu_ticks(pid)?;
         if now == last || Instant::now() > deadline {
-            return Ok(now);
+            return Ok((now, busy_until));
         }
+        busy_until = t0.elapsed();
         last = now;
     }
 }
@@ -573,7 +597,7 @@ SKILL.md with `read_file`, then follow it. If several could apply, choose the mo
         "build", "tests", "release", "style", "review", "deploy", "logging", "config",
     ];
     let mut i = 0usize;
-    while s.len() < 10_100 {
+    while s.len() < 10_500 {
         let t = topics[i % topics.len()];
         let _ = writeln!(
             s,
@@ -855,6 +879,10 @@ struct Load {
     mock_cpu_ms_per_req_direct: f64,
     bench_cpu_ms_per_req_proxied: f64,
     bench_cpu_ms_per_req_direct: f64,
+    /// RSS right at the end of the proxied c=64 phase.
+    rss_end_of_load_mb: f64,
+    /// How long the daemon kept using CPU after the proxied c=64 phase ended (deferred work).
+    drain: Duration,
 }
 
 struct Streaming {
@@ -874,6 +902,7 @@ struct Report {
     startup: Startup,
     idle_rss_mb: f64,
     loaded_rss_mb: f64,
+    peak_rss_mb: f64,
     c1: C1,
     load: Load,
     stream: Streaming,
@@ -995,12 +1024,13 @@ fn phase_load(
         hammer(&client, proxied, body, c, 0.5).await;
         hammer(&client, direct, body, c, 0.5).await;
 
-        let _ = wait_quiet(proxy_pid, Duration::from_secs(5))?;
+        let _ = wait_quiet(proxy_pid, Duration::from_secs(30))?;
         let (p0, m0, b0) = (cpu_ticks(proxy_pid)?, cpu_ticks(mock_pid)?, cpu_ticks(me)?);
         let proxied_side = hammer(&client, proxied, body, c, args.duration).await;
         let (m1, b1) = (cpu_ticks(mock_pid)?, cpu_ticks(me)?);
         // Include the daemon's deferred per-turn work (capture, recording).
-        let p1 = wait_quiet(proxy_pid, Duration::from_secs(10))?;
+        let rss_end_of_load_mb = rss_mb(proxy_pid)?;
+        let (p1, drain) = wait_quiet(proxy_pid, Duration::from_secs(30))?;
 
         let (m2, b2) = (cpu_ticks(mock_pid)?, cpu_ticks(me)?);
         let direct_side = hammer(&client, direct, body, c, args.duration).await;
@@ -1015,6 +1045,8 @@ fn phase_load(
             bench_cpu_ms_per_req_direct: ms_per(b3 - b2, direct_side.requests),
             proxied: proxied_side,
             direct: direct_side,
+            rss_end_of_load_mb,
+            drain,
         })
     })
 }
@@ -1170,7 +1202,7 @@ fn run(args: &Args) -> Result<Report> {
     let mut runs_ms = Vec::new();
     let mut daemon = None;
     for i in 0..args.startups {
-        let (mut d, took) = start_daemon(&metaclaw, mock_port)?;
+        let (mut d, took) = start_daemon(&metaclaw, mock_port, &args.daemon_env)?;
         runs_ms.push(took.as_secs_f64() * 1000.0);
         progress!(
             "start-up {}: /healthz ready after {:.1} ms",
@@ -1208,7 +1240,11 @@ fn run(args: &Args) -> Result<Report> {
         "the agent request body is {} bytes; expected 13–15 KB",
         body.len()
     );
-    progress!("request body: {} bytes", body.len());
+    progress!(
+        "request body: {} bytes (system prompt {} bytes)",
+        body.len(),
+        system_prompt().len()
+    );
     let (direct, proxied) = targets(mock_port, daemon.port)?;
 
     // 5. Concurrency 1.
@@ -1229,6 +1265,7 @@ fn run(args: &Args) -> Result<Report> {
     let stream = phase_stream(args, &direct, &proxied, &stream_body)?;
 
     let loaded_rss_mb = rss_mb(pid)?;
+    let peak_rss_mb = status_mb(pid, "VmHWM")?;
 
     // 10. Stop everything (the guards would do it too, on any early return).
     let status = daemon.proc.stop()?;
@@ -1245,6 +1282,7 @@ fn run(args: &Args) -> Result<Report> {
         startup: Startup { runs_ms },
         idle_rss_mb,
         loaded_rss_mb,
+        peak_rss_mb,
         c1,
         load,
         stream,
@@ -1475,8 +1513,18 @@ impl Report {
         );
         let _ = writeln!(
             o,
-            "| metaclaw RSS idle / after load | {:.1} MB / {:.1} MB |",
-            self.idle_rss_mb, self.loaded_rss_mb
+            "| metaclaw RSS idle / end of c={} phase / after all load / peak (VmHWM) | {:.1} / {:.1} / {:.1} / {:.1} MB |",
+            l.concurrency,
+            self.idle_rss_mb,
+            l.rss_end_of_load_mb,
+            self.loaded_rss_mb,
+            self.peak_rss_mb
+        );
+        let _ = writeln!(
+            o,
+            "| metaclaw busy after the proxied c={} phase ended (deferred work) | {:.1} s |",
+            l.concurrency,
+            l.drain.as_secs_f64()
         );
         let _ = writeln!(
             o,
@@ -1533,7 +1581,8 @@ impl Report {
         let s = &self.stream;
         json!({
             "startup_ms": {"runs": self.startup.runs_ms, "median": self.startup_median(), "max": self.startup_max()},
-            "rss_mb": {"idle": self.idle_rss_mb, "after_load": self.loaded_rss_mb},
+            "rss_mb": {"idle": self.idle_rss_mb, "end_of_c64_phase": l.rss_end_of_load_mb,
+                       "after_load": self.loaded_rss_mb, "peak": self.peak_rss_mb},
             "request_body_bytes": self.body_bytes,
             "c1": {
                 "requests_per_side": self.c1.n,
@@ -1548,6 +1597,7 @@ impl Report {
                 "proxied": side(&l.proxied),
                 "direct": side(&l.direct),
                 "metaclaw_cpu_ms_per_request": l.proxy_cpu_ms_per_req,
+                "metaclaw_busy_after_phase_s": l.drain.as_secs_f64(),
                 "mock_cpu_ms_per_request": {"proxied_phase": l.mock_cpu_ms_per_req_proxied, "direct_phase": l.mock_cpu_ms_per_req_direct},
                 "bench_cpu_ms_per_request": {"proxied_phase": l.bench_cpu_ms_per_req_proxied, "direct_phase": l.bench_cpu_ms_per_req_direct},
             },
