@@ -1,3 +1,5 @@
+use std::sync::Arc;
+
 use metaclaw_domain::TurnRecord;
 use metaclaw_proxy::TurnHook;
 use metaclaw_store::Recorder;
@@ -8,7 +10,7 @@ pub(crate) struct RecordingHook {
 }
 
 impl TurnHook for RecordingHook {
-    fn after_response(&self, turn: &TurnRecord) {
+    fn after_response(&self, turn: &Arc<TurnRecord>) {
         self.recorder.record_turn(turn.clone());
     }
 }

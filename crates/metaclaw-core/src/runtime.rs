@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::routing::get;
+use axum::serve::ListenerExt;
 use metaclaw_config::{Config, Home};
 use metaclaw_domain::{Clock, Event, SystemClock};
 use metaclaw_proxy::{Hooks, ProxySettings, ProxyState, TurnHook};
@@ -113,6 +114,11 @@ pub async fn start(opts: CoreOptions) -> Result<RunningCore, CoreError> {
             source,
         })?;
     let addr = listener.local_addr().map_err(CoreError::Serve)?;
+    // Without TCP_NODELAY, Nagle's algorithm holds back the tail of each SSE response by
+    // ~40 ms (the client's delayed ACK): every streamed token would arrive late.
+    let listener = listener.tap_io(|tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
     let token = CancellationToken::new();
     let stop = token.clone();
     let server = tokio::spawn(async move {

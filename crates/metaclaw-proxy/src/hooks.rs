@@ -84,7 +84,7 @@ pub trait TurnHook: Send + Sync + 'static {
     fn before_forward(&self, _ctx: &TurnContext, _request: &mut PreparedRequest) {}
 
     /// Off the request path, once the response has ended (or failed) and been assembled.
-    fn after_response(&self, _turn: &TurnRecord) {}
+    fn after_response(&self, _turn: &Arc<TurnRecord>) {}
 }
 
 /// The ordered list of hooks, fixed at start-up.
@@ -102,7 +102,7 @@ impl Hooks {
         }
     }
 
-    pub(crate) fn after_response(&self, turn: &TurnRecord) {
+    pub(crate) fn after_response(&self, turn: &Arc<TurnRecord>) {
         for h in self.0.iter() {
             h.after_response(turn);
         }

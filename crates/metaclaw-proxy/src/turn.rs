@@ -206,6 +206,7 @@ impl Finished {
             ttfb_ms: self.ttfb.map(|d| d.as_secs_f64() * 1000.0),
             injected: Value::Array(self.request.injected),
         };
+        let record = Arc::new(record);
         self.inner.hooks.after_response(&record);
         let _ = self.inner.events.send(Event::TurnCompleted {
             session_id: record.session_id.clone(),

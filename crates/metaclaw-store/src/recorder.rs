@@ -1,5 +1,6 @@
 //! The hot-path handle: hands records to the writer thread and returns at once.
 
+use std::sync::Arc;
 use std::sync::mpsc::{SendError, Sender};
 
 use chrono::{DateTime, Utc};
@@ -22,8 +23,8 @@ impl Recorder {
 
     /// Queues a finished turn. It is committed within milliseconds (at most 1 s) unless the
     /// disk fails; its session row is created or updated and it gets the next `seq`.
-    pub fn record_turn(&self, turn: TurnRecord) {
-        self.send(Write::Turn(Box::new(turn)));
+    pub fn record_turn(&self, turn: impl Into<Arc<TurnRecord>>) {
+        self.send(Write::Turn(turn.into()));
     }
 
     /// Marks activity in a session without a turn (creates the session row if needed).

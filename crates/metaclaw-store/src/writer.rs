@@ -5,6 +5,7 @@
 //! is committed a few milliseconds after it is sent; under heavy load batches grow and the
 //! per-commit fsync cost is shared, so throughput keeps up.
 
+use std::sync::Arc;
 use std::sync::mpsc::{Receiver, Sender};
 use std::thread::{self, JoinHandle};
 
@@ -23,7 +24,7 @@ const MAX_BATCH: usize = 1024;
 /// A change to the log, sent by a [`crate::Recorder`].
 #[derive(Debug)]
 pub(crate) enum Write {
-    Turn(Box<TurnRecord>),
+    Turn(Arc<TurnRecord>),
     SessionSeen {
         session_id: String,
         source: SessionSource,
@@ -82,7 +83,10 @@ enum Op {
 impl Op {
     fn prepare(write: Write) -> Result<Self> {
         Ok(match write {
-            Write::Turn(t) => Self::Turn(Box::new(PreparedTurn::new(*t)?)),
+            Write::Turn(t) => Self::Turn(Box::new(PreparedTurn::new(
+                // Hooks share the record; copy it only if one still holds it.
+                Arc::try_unwrap(t).unwrap_or_else(|shared| (*shared).clone()),
+            )?)),
             Write::SessionSeen {
                 session_id,
                 source,
