@@ -78,12 +78,7 @@ async fn private_keys_are_stripped_and_model_forced() {
     body["turn_type"] = json!("main");
     body["session_done"] = json!(false);
     body["prompt_cache_key"] = json!("s-body:0");
-    let resp = h
-        .post("/v1/chat/completions")
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
+    let resp = h.chat(&body).await;
     assert_eq!(resp.headers()["x-metaclaw-session-id"], "s-body");
     let got = &h.mock.requests()[0].body;
     for key in ["session_id", "turn_type", "session_done"] {
@@ -106,12 +101,7 @@ async fn streaming_passes_every_event_through_unchanged() {
     let mut body = chat("stream please");
     body["stream"] = json!(true);
     body["stream_options"] = json!({"include_usage": true});
-    let proxied = h
-        .post("/v1/chat/completions")
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
+    let proxied = h.chat(&body).await;
     assert_eq!(proxied.headers()["content-type"], "text/event-stream");
     let proxied = proxied.text().await.unwrap();
     // Same scripted answer straight from the mock, for comparison.
@@ -174,12 +164,7 @@ async fn stream_events_arrive_as_they_are_produced() {
     let mut body = chat("slow");
     body["stream"] = json!(true);
     let started = std::time::Instant::now();
-    let resp = h
-        .post("/v1/chat/completions")
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
+    let resp = h.chat(&body).await;
     let mut stream = resp.bytes_stream();
     let first = stream.next().await.unwrap().unwrap();
     let first_at = started.elapsed();
@@ -232,12 +217,7 @@ async fn upstream_errors_keep_status_and_shape() {
         json!({"error": {"message": "slow down", "type": "rate_limit_error", "code": "rate_limited"}}),
         &[("retry-after", "1")],
     ));
-    let resp = h
-        .post("/v1/chat/completions")
-        .json(&chat("a"))
-        .send()
-        .await
-        .unwrap();
+    let resp = h.chat(&chat("a")).await;
     assert_eq!(resp.status(), 429);
     let body: Value = resp.json().await.unwrap();
     assert_eq!(body["error"]["message"], "slow down");
@@ -257,12 +237,7 @@ async fn upstream_errors_keep_status_and_shape() {
 
     h.mock
         .push(Behaviour::delay(3000, Behaviour::reply("late")));
-    let resp = h
-        .post("/v1/chat/completions")
-        .json(&chat("slow"))
-        .send()
-        .await
-        .unwrap();
+    let resp = h.chat(&chat("slow")).await;
     assert_eq!(resp.status(), 504);
     let body: Value = resp.json().await.unwrap();
     assert!(
@@ -272,15 +247,7 @@ async fn upstream_errors_keep_status_and_shape() {
             .contains("timed out")
     );
     h.wait_turns(3).await;
-    let statuses: Vec<TurnStatus> = h
-        .core()
-        .store()
-        .sessions(10)
-        .unwrap()
-        .iter()
-        .flat_map(|s| h.core().store().turns_in_session(&s.id).unwrap())
-        .map(|t| t.status)
-        .collect();
+    let statuses: Vec<TurnStatus> = h.all_turns().into_iter().map(|t| t.status).collect();
     assert_eq!(
         statuses
             .iter()
@@ -301,12 +268,7 @@ async fn upstream_errors_keep_status_and_shape() {
 #[tokio::test]
 async fn refused_connection_is_a_502_and_the_proxy_survives() {
     let h = Harness::start_with(|c| c.llm.api_base = "http://127.0.0.1:9/v1".into()).await;
-    let resp = h
-        .post("/v1/chat/completions")
-        .json(&chat("a"))
-        .send()
-        .await
-        .unwrap();
+    let resp = h.chat(&chat("a")).await;
     assert_eq!(resp.status(), 502);
     let body: Value = resp.json().await.unwrap();
     assert!(
@@ -515,12 +477,7 @@ async fn anthropic_native_passthrough() {
     assert_eq!(req.path, "/v1/messages");
     assert_eq!(req.header("x-api-key"), Some("upstream-key"));
     assert_eq!(req.header("anthropic-version"), Some("2023-06-01"));
-    let resp = h
-        .post("/v1/chat/completions")
-        .json(&chat("x"))
-        .send()
-        .await
-        .unwrap();
+    let resp = h.chat(&chat("x")).await;
     assert_eq!(
         resp.status(),
         400,
@@ -545,22 +502,8 @@ async fn session_done_and_count_drop_emit_session_end() {
         .unwrap();
     // Header-less: 2 messages then 1 message = a new conversation.
     let two = json!({"model": "client-model", "messages": [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}, {"role": "user", "content": "c"}]});
-    h.post("/v1/chat/completions")
-        .json(&two)
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-    h.post("/v1/chat/completions")
-        .json(&chat("fresh"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    h.chat(&two).await.text().await.unwrap();
+    h.chat(&chat("fresh")).await.text().await.unwrap();
     let mut ends = Vec::new();
     let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
     while ends.len() < 2 && tokio::time::Instant::now() < deadline {
@@ -611,14 +554,7 @@ async fn max_context_tokens_truncates_before_forwarding() {
         {"role": "user", "content": filler},
         {"role": "assistant", "content": filler},
         {"role": "user", "content": "latest question"}]});
-    h.post("/v1/chat/completions")
-        .json(&body)
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    h.chat(&body).await.text().await.unwrap();
     let sent = h.mock.requests()[0].body["messages"]
         .as_array()
         .unwrap()

@@ -73,6 +73,26 @@ impl Harness {
             .bearer_auth(PROXY_KEY)
     }
 
+    /// POST a chat completion with the proxy key.
+    pub async fn chat(&self, body: &serde_json::Value) -> reqwest::Response {
+        self.post("/v1/chat/completions")
+            .json(body)
+            .send()
+            .await
+            .expect("request sent")
+    }
+
+    /// Every stored turn, in session order.
+    pub fn all_turns(&self) -> Vec<metaclaw_store::TurnRow> {
+        let store = self.core().store();
+        store
+            .sessions(1000)
+            .unwrap()
+            .iter()
+            .flat_map(|s| store.turns_in_session(&s.id).unwrap())
+            .collect()
+    }
+
     /// Wait until the store holds `n` turns (turns are recorded off the request path).
     pub async fn wait_turns(&self, n: u64) {
         for _ in 0..200 {
