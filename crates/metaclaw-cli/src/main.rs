@@ -15,11 +15,6 @@ use metaclaw_config::Home;
 
 use crate::cli::{Cli, Command, ConfigArgs};
 
-// glibc's malloc held on to hundreds of MB after bursts of load; mimalloc returns memory and
-// is faster for the many small allocations of JSON handling (measured with proxy-bench).
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let home = match Home::from_env() {
