@@ -1,0 +1,220 @@
+//! The skills in effect: the user's folder over the bundled bank, plus the index over them.
+//! A `Library` is immutable; reloading builds a new one and swaps it in whole.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::bundled;
+use crate::index::Index;
+use crate::lint::{self, Finding, Level};
+use crate::skill::{Skill, SkillSource};
+
+/// Where skills come from.
+#[derive(Debug, Clone, Default)]
+pub struct Sources {
+    /// `skills.dir`; skills here win over bundled ones with the same name.
+    pub user_dir: Option<PathBuf>,
+    /// Include the bank embedded in the binary.
+    pub bundled: bool,
+}
+
+#[derive(Debug)]
+pub struct Library {
+    skills: Vec<Arc<Skill>>,
+    by_name: HashMap<String, usize>,
+    problems: Vec<Finding>,
+    index: Index,
+}
+
+/// Read `<dir>/<folder>/SKILL.md` files, reporting each skill or why it was skipped.
+pub(crate) fn read_dir_skills(
+    dir: &Path,
+    source: SkillSource,
+    each: &mut dyn FnMut(Result<(Skill, String), Finding>),
+) {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return,
+        Err(e) => {
+            each(Err(Finding {
+                path: dir.to_owned(),
+                level: Level::Error,
+                message: format!("cannot read the folder: {e}"),
+            }));
+            return;
+        }
+    };
+    let mut folders: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect();
+    folders.sort();
+    for folder in folders {
+        let file = folder.join("SKILL.md");
+        if !file.is_file() {
+            continue;
+        }
+        let name = folder
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default()
+            .to_owned();
+        let result = std::fs::read_to_string(&file)
+            .map_err(|e| format!("cannot read: {e}"))
+            .and_then(|text| Skill::parse(&text, file.clone(), source));
+        each(result.map(|s| (s, name)).map_err(|message| Finding {
+            path: file,
+            level: Level::Error,
+            message,
+        }));
+    }
+}
+
+impl Library {
+    pub fn load(sources: &Sources) -> Library {
+        let mut skills: Vec<Skill> = Vec::new();
+        let mut problems = Vec::new();
+        let mut accept = |skill: Skill, folder: &str, problems: &mut Vec<Finding>| {
+            let findings = lint::check(&skill, folder);
+            let fatal = findings.iter().any(|f| f.level == Level::Error);
+            problems.extend(findings);
+            if !fatal {
+                skills.push(skill);
+            }
+        };
+        if let Some(dir) = &sources.user_dir {
+            read_dir_skills(dir, SkillSource::User, &mut |r| match r {
+                Ok((skill, folder)) => accept(skill, &folder, &mut problems),
+                Err(f) => problems.push(f),
+            });
+        }
+        if sources.bundled {
+            for (folder, text) in bundled::files() {
+                let path = PathBuf::from(format!("bundled:{folder}/SKILL.md"));
+                match Skill::parse(text, path.clone(), SkillSource::Bundled) {
+                    Ok(skill) => accept(skill, folder, &mut problems),
+                    Err(message) => problems.push(Finding {
+                        path,
+                        level: Level::Error,
+                        message,
+                    }),
+                }
+            }
+        }
+        Library::from_skills(skills, problems)
+    }
+
+    /// Build from parsed skills; the first of two with the same name wins.
+    pub fn from_skills(skills: Vec<Skill>, problems: Vec<Finding>) -> Library {
+        let mut by_name = HashMap::new();
+        let mut kept: Vec<Arc<Skill>> = Vec::new();
+        for skill in skills {
+            if by_name.contains_key(&skill.name) {
+                continue;
+            }
+            by_name.insert(skill.name.clone(), kept.len());
+            kept.push(Arc::new(skill));
+        }
+        let index = Index::build(&kept);
+        Library {
+            skills: kept,
+            by_name,
+            problems,
+            index,
+        }
+    }
+
+    pub fn empty() -> Library {
+        Library::from_skills(Vec::new(), Vec::new())
+    }
+
+    pub fn get(&self, name: &str) -> Option<&Arc<Skill>> {
+        self.by_name.get(name).map(|i| &self.skills[*i])
+    }
+
+    pub fn skills(&self) -> &[Arc<Skill>] {
+        &self.skills
+    }
+
+    /// Files that were skipped or have warnings, with the reason.
+    pub fn problems(&self) -> &[Finding] {
+        &self.problems
+    }
+
+    pub fn index(&self) -> &Index {
+        &self.index
+    }
+
+    pub fn len(&self) -> usize {
+        self.skills.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.skills.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(dir: &Path, folder: &str, text: &str) {
+        std::fs::create_dir_all(dir.join(folder)).unwrap();
+        std::fs::write(dir.join(folder).join("SKILL.md"), text).unwrap();
+    }
+
+    #[test]
+    fn bundled_bank_is_valid_and_large_enough() {
+        let lib = Library::load(&Sources {
+            user_dir: None,
+            bundled: true,
+        });
+        let errors: Vec<_> = lib
+            .problems()
+            .iter()
+            .filter(|f| f.level == Level::Error)
+            .collect();
+        assert!(errors.is_empty(), "{errors:?}");
+        assert!(lib.len() >= 40, "{} skills", lib.len());
+        let categories: std::collections::HashSet<&str> =
+            lib.skills().iter().map(|s| s.category.as_str()).collect();
+        assert!(categories.len() >= 8, "{categories:?}");
+    }
+
+    #[test]
+    fn user_copy_wins_and_broken_files_are_reported_not_fatal() {
+        let dir = tempfile::tempdir().unwrap();
+        write(
+            dir.path(),
+            "fix-flaky-tests",
+            "---\nname: fix-flaky-tests\ndescription: my own version\ncategory: debugging\n---\nMine.\n",
+        );
+        write(dir.path(), "broken", "---\nname: [oops\n---\n");
+        write(
+            dir.path(),
+            "wrong-folder",
+            "---\nname: something-else\ndescription: d\n---\nx\n",
+        );
+        let lib = Library::load(&Sources {
+            user_dir: Some(dir.path().to_owned()),
+            bundled: true,
+        });
+        let mine = lib.get("fix-flaky-tests").unwrap();
+        assert_eq!(mine.description, "my own version");
+        assert_eq!(mine.source, SkillSource::User);
+        assert!(lib.get("something-else").is_none());
+        let messages: Vec<String> = lib.problems().iter().map(|f| f.to_string()).collect();
+        assert!(
+            messages
+                .iter()
+                .any(|m| m.contains("broken") && m.contains("invalid YAML")),
+            "{messages:?}"
+        );
+        assert!(
+            messages.iter().any(|m| m.contains("folder name")),
+            "{messages:?}"
+        );
+    }
+}

@@ -1,0 +1,346 @@
+//! Choosing which skills to inject for a query, with the reason for every decision.
+
+use std::collections::{HashMap, HashSet};
+
+use serde::Serialize;
+
+use crate::library::Library;
+use crate::template;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    Bm25,
+    Template,
+    Embedding,
+}
+
+#[derive(Debug, Clone)]
+pub struct RetrievalConfig {
+    pub mode: Mode,
+    /// At most this many retrieved skills (pinned ones come on top).
+    pub top_k: usize,
+    /// Template mode: at most this many skills of the routed category.
+    pub task_specific_top_k: usize,
+    /// BM25 scores below this never inject: zero skills is a valid answer.
+    pub min_score: f32,
+    /// …nor below this fraction of the best score for the query.
+    pub relative_threshold: f32,
+    /// Embedding mode: cosine similarity a skill needs on its own.
+    pub min_similarity: f32,
+    /// Token budget for the whole injected block.
+    pub token_budget: usize,
+}
+
+impl Default for RetrievalConfig {
+    fn default() -> Self {
+        Self {
+            mode: Mode::Bm25,
+            top_k: 6,
+            task_specific_top_k: 10,
+            min_score: 6.0,
+            relative_threshold: 0.5,
+            min_similarity: 0.35,
+            token_budget: 2000,
+        }
+    }
+}
+
+/// Per-skill switches kept in the database (so SKILL.md stays spec-valid).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct SkillState {
+    pub enabled: bool,
+    pub pinned: bool,
+}
+
+impl Default for SkillState {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            pinned: false,
+        }
+    }
+}
+
+pub type States = HashMap<String, SkillState>;
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Candidate {
+    pub name: String,
+    pub category: String,
+    pub version: String,
+    pub score: f32,
+    pub injected: bool,
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Retrieval {
+    pub query: String,
+    pub mode: Mode,
+    /// Every skill considered, injected ones first.
+    pub candidates: Vec<Candidate>,
+}
+
+impl Retrieval {
+    pub fn injected(&self) -> impl Iterator<Item = &Candidate> {
+        self.candidates.iter().filter(|c| c.injected)
+    }
+
+    pub fn injected_names(&self) -> Vec<&str> {
+        self.injected().map(|c| c.name.as_str()).collect()
+    }
+}
+
+/// A ranked entry before selection: library position, score, and why it ranked.
+struct Ranked {
+    doc: usize,
+    score: f32,
+    passes: Result<(), String>,
+}
+
+/// BM25 hits with the relevance threshold applied.
+fn bm25_ranked(lib: &Library, query: &str, cfg: &RetrievalConfig) -> Vec<Ranked> {
+    let hits = lib.index().search(query);
+    let best = hits.first().map_or(0.0, |h| h.1);
+    let cutoff = cfg.min_score.max(best * cfg.relative_threshold);
+    hits.into_iter()
+        .map(|(doc, score)| {
+            let passes = if score < cfg.min_score {
+                Err(format!(
+                    "below the relevance threshold ({score:.2} < {:.2})",
+                    cfg.min_score
+                ))
+            } else if score < cutoff {
+                Err(format!(
+                    "below {:.0}% of the best match ({score:.2} < {cutoff:.2})",
+                    cfg.relative_threshold * 100.0
+                ))
+            } else {
+                Ok(())
+            };
+            Ranked { doc, score, passes }
+        })
+        .collect()
+}
+
+/// Reciprocal-rank fusion of BM25 and dense rankings; each side applies its own threshold.
+fn fused(lib: &Library, query: &str, cfg: &RetrievalConfig, dense: &[(usize, f32)]) -> Vec<Ranked> {
+    const K: f32 = 60.0;
+    let lexical = bm25_ranked(lib, query, cfg);
+    let mut fused: HashMap<usize, (f32, bool)> = HashMap::new();
+    for (rank, r) in lexical.iter().enumerate() {
+        let e = fused.entry(r.doc).or_default();
+        e.0 += 1.0 / (K + rank as f32 + 1.0);
+        e.1 |= r.passes.is_ok();
+    }
+    for (rank, (doc, cosine)) in dense.iter().enumerate() {
+        let e = fused.entry(*doc).or_default();
+        e.0 += 1.0 / (K + rank as f32 + 1.0);
+        e.1 |= *cosine >= cfg.min_similarity;
+    }
+    let mut out: Vec<Ranked> = fused
+        .into_iter()
+        .map(|(doc, (score, ok))| Ranked {
+            doc,
+            score,
+            passes: if ok {
+                Ok(())
+            } else {
+                Err("below both the BM25 and the similarity thresholds".into())
+            },
+        })
+        .collect();
+    out.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.doc.cmp(&b.doc)));
+    out
+}
+
+/// Decide what to inject. `dense` is the embedding ranking (library position, cosine), best
+/// first, when embedding mode has one; without it embedding mode falls back to BM25.
+pub fn retrieve(
+    lib: &Library,
+    states: &States,
+    query: &str,
+    cfg: &RetrievalConfig,
+    dense: Option<&[(usize, f32)]>,
+) -> Retrieval {
+    let state = |name: &str| states.get(name).copied().unwrap_or_default();
+    let mut candidates: Vec<Candidate> = Vec::new();
+    let mut seen = HashSet::new();
+    let mut budget = cfg.token_budget;
+    let candidate = |doc: usize, score: f32, injected: bool, reason: String| {
+        let s = &lib.skills()[doc];
+        Candidate {
+            name: s.name.clone(),
+            category: s.category.clone(),
+            version: s.version(),
+            score,
+            injected,
+            reason,
+        }
+    };
+
+    // Pinned and always-on skills come first and ignore the budget.
+    for (doc, s) in lib.skills().iter().enumerate() {
+        let st = state(&s.name);
+        if st.enabled && (st.pinned || s.always()) {
+            budget = budget.saturating_sub(s.token_estimate());
+            seen.insert(doc);
+            let why = if st.pinned {
+                "pinned"
+            } else {
+                "always on (metadata)"
+            };
+            candidates.push(candidate(doc, 0.0, true, why.into()));
+        }
+    }
+    if query.trim().is_empty() {
+        return Retrieval {
+            query: query.to_owned(),
+            mode: cfg.mode,
+            candidates,
+        };
+    }
+
+    let ranked: Vec<Ranked> = match (cfg.mode, dense) {
+        (Mode::Template, _) => template::ranked(lib, query, cfg)
+            .into_iter()
+            .map(|(doc, score, passes)| Ranked { doc, score, passes })
+            .collect(),
+        (Mode::Embedding, Some(dense)) => fused(lib, query, cfg, dense),
+        _ => bm25_ranked(lib, query, cfg),
+    };
+    let mut taken = 0;
+    for r in ranked {
+        if !seen.insert(r.doc) {
+            continue;
+        }
+        let s = &lib.skills()[r.doc];
+        let st = state(&s.name);
+        let decision = if !st.enabled {
+            Err("disabled".to_owned())
+        } else if s.auto_invocation_disabled() {
+            Err("disable-model-invocation is set".to_owned())
+        } else if let Err(why) = r.passes {
+            Err(why)
+        } else if taken >= cfg.top_k {
+            Err(format!("beyond top_k ({})", cfg.top_k))
+        } else if s.token_estimate() > budget {
+            Err(format!(
+                "over the token budget ({} tokens left, needs {})",
+                budget,
+                s.token_estimate()
+            ))
+        } else {
+            Ok(())
+        };
+        match decision {
+            Ok(()) => {
+                taken += 1;
+                budget -= s.token_estimate();
+                candidates.push(candidate(r.doc, r.score, true, "relevant".into()));
+            }
+            Err(why) => candidates.push(candidate(r.doc, r.score, false, why)),
+        }
+    }
+    candidates.sort_by_key(|c| !c.injected);
+    Retrieval {
+        query: query.to_owned(),
+        mode: cfg.mode,
+        candidates,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::library::Sources;
+
+    fn bank() -> Library {
+        Library::load(&Sources {
+            user_dir: None,
+            bundled: true,
+        })
+    }
+
+    #[test]
+    fn relevant_request_gets_its_skill_and_small_talk_gets_none() {
+        let lib = bank();
+        let cfg = RetrievalConfig::default();
+        let r = retrieve(
+            &lib,
+            &States::new(),
+            "my pytest suite fails randomly on CI but passes locally",
+            &cfg,
+            None,
+        );
+        assert_eq!(
+            r.injected_names().first(),
+            Some(&"fix-flaky-tests"),
+            "{:#?}",
+            r.candidates
+        );
+        let r = retrieve(
+            &lib,
+            &States::new(),
+            "thanks, that's all for today!",
+            &cfg,
+            None,
+        );
+        assert!(r.injected_names().is_empty(), "{:#?}", r.injected_names());
+    }
+
+    #[test]
+    fn pins_disables_budget_and_top_k() {
+        let lib = bank();
+        let mut states = States::new();
+        states.insert(
+            "write-clear-emails".into(),
+            SkillState {
+                enabled: true,
+                pinned: true,
+            },
+        );
+        states.insert(
+            "fix-flaky-tests".into(),
+            SkillState {
+                enabled: false,
+                pinned: false,
+            },
+        );
+        let cfg = RetrievalConfig {
+            top_k: 1,
+            ..Default::default()
+        };
+        let r = retrieve(
+            &lib,
+            &states,
+            "my tests are flaky and fail randomly on CI",
+            &cfg,
+            None,
+        );
+        let names = r.injected_names();
+        assert_eq!(names[0], "write-clear-emails");
+        assert!(!names.contains(&"fix-flaky-tests"));
+        let flaky = r
+            .candidates
+            .iter()
+            .find(|c| c.name == "fix-flaky-tests")
+            .unwrap();
+        assert_eq!(flaky.reason, "disabled");
+        assert!(names.len() <= 2);
+        let tiny = RetrievalConfig {
+            token_budget: 10,
+            ..Default::default()
+        };
+        let r = retrieve(
+            &lib,
+            &States::new(),
+            "my tests are flaky and fail randomly on CI",
+            &tiny,
+            None,
+        );
+        assert!(r.injected_names().is_empty());
+        assert!(r.candidates[0].reason.contains("token budget"));
+    }
+}

@@ -1,0 +1,267 @@
+//! One skill: a `SKILL.md` file with YAML frontmatter and a Markdown body.
+//!
+//! Read leniently, write to the spec: every frontmatter key is kept verbatim (Agent Skills,
+//! OpenClaw and unknown ones), so rewriting a skill never loses what other tools put there.
+
+use std::path::PathBuf;
+
+use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
+
+/// Where a skill was loaded from. A user's copy always wins over the bundled one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SkillSource {
+    User,
+    Bundled,
+}
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Skill {
+    pub name: String,
+    pub description: String,
+    /// MetaClaw's `category` (top level or `metadata.category`), `general` when absent.
+    pub category: String,
+    pub body: String,
+    /// The whole frontmatter, unknown keys included, in file order.
+    pub frontmatter: Map<String, Value>,
+    pub source: SkillSource,
+    /// File path, or `bundled:<name>/SKILL.md` for the embedded bank.
+    pub path: PathBuf,
+    /// sha256 of the file's bytes: identifies this exact version.
+    pub content_hash: String,
+}
+
+pub const DEFAULT_CATEGORY: &str = "general";
+
+/// Split `---\n<yaml>\n---\n<body>`, tolerating a BOM and CRLF line ends.
+fn split_frontmatter(text: &str) -> Result<(&str, &str), String> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let rest = text
+        .strip_prefix("---\n")
+        .or_else(|| text.strip_prefix("---\r\n"))
+        .ok_or("the file must start with a `---` frontmatter line")?;
+    let mut offset = 0;
+    for line in rest.split_inclusive('\n') {
+        if line.trim_end_matches(['\r', '\n']) == "---" {
+            return Ok((&rest[..offset], &rest[offset + line.len()..]));
+        }
+        offset += line.len();
+    }
+    if rest[offset..].trim_end() == "---" {
+        return Ok((&rest[..offset], ""));
+    }
+    Err("the frontmatter has no closing `---` line".into())
+}
+
+impl Skill {
+    /// Parse a SKILL.md. Only a missing/unparseable frontmatter or a missing name or
+    /// description is an error; everything else is a lint warning.
+    pub fn parse(text: &str, path: PathBuf, source: SkillSource) -> Result<Skill, String> {
+        let (yaml, body) = split_frontmatter(text)?;
+        let yaml = yaml.replace("\r\n", "\n");
+        let frontmatter: Map<String, Value> = if yaml.trim().is_empty() {
+            Map::new()
+        } else {
+            match serde_saphyr::from_str::<Value>(&yaml) {
+                Ok(Value::Object(map)) => map,
+                Ok(_) => return Err("the frontmatter must be a YAML mapping".into()),
+                Err(e) => return Err(format!("invalid YAML frontmatter: {e}")),
+            }
+        };
+        let text_field = |key: &str| -> Result<String, String> {
+            match frontmatter.get(key) {
+                Some(Value::String(s)) if !s.trim().is_empty() => Ok(s.clone()),
+                Some(Value::String(_)) | None | Some(Value::Null) => {
+                    Err(format!("the required field `{key}` is missing or empty"))
+                }
+                Some(other) => Err(format!("`{key}` must be text, not {other}")),
+            }
+        };
+        let name = text_field("name")?.trim().to_owned();
+        // Folded whitespace: block scalars keep newlines that mean nothing to retrieval.
+        let description = text_field("description")?
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        let category = frontmatter
+            .get("category")
+            .or_else(|| frontmatter.get("metadata").and_then(|m| m.get("category")))
+            .and_then(Value::as_str)
+            .filter(|c| !c.trim().is_empty())
+            .unwrap_or(DEFAULT_CATEGORY)
+            .to_owned();
+        Ok(Skill {
+            name,
+            description,
+            category,
+            body: body.replace("\r\n", "\n").trim().to_owned(),
+            frontmatter,
+            source,
+            path,
+            content_hash: hex::encode(Sha256::digest(text.as_bytes())),
+        })
+    }
+
+    /// Serialize back to SKILL.md, keeping every frontmatter key.
+    pub fn render(&self) -> String {
+        let mut fm = self.frontmatter.clone();
+        fm.insert("name".into(), Value::String(self.name.clone()));
+        fm.insert(
+            "description".into(),
+            Value::String(self.description.clone()),
+        );
+        if self.category != DEFAULT_CATEGORY || fm.contains_key("category") {
+            fm.insert("category".into(), Value::String(self.category.clone()));
+        }
+        // name and description first, as the spec's examples do; the rest in file order.
+        let mut ordered = Map::new();
+        for key in ["name", "description"] {
+            if let Some(v) = fm.remove(key) {
+                ordered.insert(key.into(), v);
+            }
+        }
+        ordered.extend(fm);
+        let yaml = serde_saphyr::to_string(&Value::Object(ordered)).unwrap_or_default();
+        format!(
+            "---\n{}---\n\n{}\n",
+            ensure_newline(&yaml),
+            self.body.trim()
+        )
+    }
+
+    /// `metadata.openclaw.always` or `always: true`: eligible on every turn.
+    pub fn always(&self) -> bool {
+        let meta = self.frontmatter.get("metadata");
+        [
+            self.frontmatter.get("always"),
+            meta.and_then(|m| m.pointer("/openclaw/always")),
+            meta.and_then(|m| m.pointer("/metaclaw/always")),
+        ]
+        .into_iter()
+        .flatten()
+        .any(|v| v.as_bool() == Some(true))
+    }
+
+    /// `disable-model-invocation: true` hides a skill from automatic injection.
+    pub fn auto_invocation_disabled(&self) -> bool {
+        self.frontmatter
+            .get("disable-model-invocation")
+            .and_then(Value::as_bool)
+            == Some(true)
+    }
+
+    /// `metadata.metaclaw.version` when set, else the content hash prefix.
+    pub fn version(&self) -> String {
+        self.frontmatter
+            .get("metadata")
+            .and_then(|m| m.pointer("/metaclaw/version"))
+            .map(|v| match v {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            })
+            .unwrap_or_else(|| self.content_hash[..12].to_owned())
+    }
+
+    /// Rough token count of the injected text (four bytes a token).
+    pub fn token_estimate(&self) -> usize {
+        (self.name.len() + self.description.len() + self.body.len()).div_ceil(4) + 8
+    }
+}
+
+fn ensure_newline(s: &str) -> String {
+    if s.ends_with('\n') {
+        s.to_owned()
+    } else {
+        format!("{s}\n")
+    }
+}
+
+/// Spec names: lowercase letters, digits, single hyphens inside, 1–64 characters.
+pub fn valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && !name.starts_with('-')
+        && !name.ends_with('-')
+        && !name.contains("--")
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FULL: &str = "\u{feff}---\r\nname: pdf-tools\r\ndescription: |-\r\n  Use when working\r\n  with PDF files.\r\nlicense: Apache-2.0\r\ncompatibility: needs python3\r\nallowed-tools: Read Bash(pdftotext *)\r\nmetadata:\r\n  category: research\r\n  openclaw:\r\n    always: true\r\n    requires:\r\n      bins: [pdftotext]\r\n  x-custom: 1\r\nhomepage: https://example.org\r\n---\r\n# PDF\r\n\r\nSteps here.\r\n";
+
+    #[test]
+    fn parses_block_scalars_nested_metadata_and_crlf() {
+        let s = Skill::parse(FULL, "x/SKILL.md".into(), SkillSource::User).unwrap();
+        assert_eq!(s.name, "pdf-tools");
+        assert_eq!(s.description, "Use when working with PDF files.");
+        assert_eq!(s.category, "research");
+        assert_eq!(s.body, "# PDF\n\nSteps here.");
+        assert!(s.always());
+        assert_eq!(s.frontmatter["allowed-tools"], "Read Bash(pdftotext *)");
+        assert_eq!(
+            s.frontmatter["metadata"]["openclaw"]["requires"]["bins"][0],
+            "pdftotext"
+        );
+    }
+
+    #[test]
+    fn rewriting_preserves_every_field() {
+        let s = Skill::parse(FULL, "x/SKILL.md".into(), SkillSource::User).unwrap();
+        let mut edited = s.clone();
+        edited.body = "New body.".into();
+        let text = edited.render();
+        let again = Skill::parse(&text, "x/SKILL.md".into(), SkillSource::User).unwrap();
+        assert_eq!(again.body, "New body.");
+        for key in [
+            "license",
+            "compatibility",
+            "allowed-tools",
+            "metadata",
+            "homepage",
+        ] {
+            assert_eq!(again.frontmatter[key], s.frontmatter[key], "{key} changed");
+        }
+        assert!(text.starts_with("---\nname: pdf-tools\n"), "{text}");
+    }
+
+    #[test]
+    fn errors_are_reasons_not_panics() {
+        for (text, needle) in [
+            ("no frontmatter", "must start"),
+            ("---\nname: a\n", "no closing"),
+            ("---\n- a\n---\n", "mapping"),
+            ("---\nname: a\n---\nbody", "description"),
+            ("---\ndescription: d\n---\n", "name"),
+            ("---\nname: [\n---\n", "invalid YAML"),
+            ("---\nname: {a: 1}\ndescription: d\n---\n", "must be text"),
+        ] {
+            let err = Skill::parse(text, "p".into(), SkillSource::User).unwrap_err();
+            assert!(err.contains(needle), "{text:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn names() {
+        assert!(valid_name("fix-flaky-tests"));
+        assert!(valid_name("a1"));
+        for bad in [
+            "",
+            "A",
+            "a_b",
+            "-a",
+            "a-",
+            "a--b",
+            "../x",
+            "a/b",
+            &"a".repeat(65),
+        ] {
+            assert!(!valid_name(bad), "{bad}");
+        }
+    }
+}
