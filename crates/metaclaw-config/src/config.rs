@@ -138,6 +138,40 @@ pub struct SkillsConfig {
     pub task_specific_top_k: u32,
     pub auto_evolve: bool,
     pub evolution_every_n_turns: u32,
+    /// Also use the bank built into the binary (the user's copies win).
+    pub include_bundled: bool,
+    /// BM25 score a skill needs to be injected at all (zero skills is a valid answer).
+    pub min_score: f64,
+    /// …and the fraction of the best match's score it needs.
+    pub relative_threshold: f64,
+    /// Embedding mode: the cosine similarity a skill needs on its own.
+    pub min_similarity: f64,
+    /// Tokens the injected block may take (pinned skills always fit).
+    pub token_budget: u32,
+    pub embedding: EmbeddingConfig,
+}
+
+/// `skills.embedding`: an OpenAI-compatible `/v1/embeddings` endpoint.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct EmbeddingConfig {
+    /// Empty: use `llm.api_base`.
+    pub api_base: String,
+    /// Empty: use `llm.api_key`.
+    pub api_key: String,
+    pub model: String,
+    pub timeout_ms: u64,
+}
+
+impl Default for EmbeddingConfig {
+    fn default() -> Self {
+        EmbeddingConfig {
+            api_base: String::new(),
+            api_key: String::new(),
+            model: "text-embedding-3-small".to_owned(),
+            timeout_ms: 1500,
+        }
+    }
 }
 
 impl Default for SkillsConfig {
@@ -150,6 +184,13 @@ impl Default for SkillsConfig {
             task_specific_top_k: 10,
             auto_evolve: true,
             evolution_every_n_turns: 10,
+            include_bundled: true,
+            // Chosen on tests/fixtures/skills_eval.jsonl (`skills-eval --sweep`).
+            min_score: 8.0,
+            relative_threshold: 0.5,
+            min_similarity: 0.35,
+            token_budget: 2000,
+            embedding: EmbeddingConfig::default(),
         }
     }
 }

@@ -171,13 +171,35 @@ fn check_semantics(c: &Config) -> Result<(), ConfigError> {
     if c.rl.batch_size == 0 {
         return invalid("rl.batch_size", c.rl.batch_size.into());
     }
-    let kl = c.opd.kl_penalty_coef;
-    if !kl.is_finite() || kl < 0.0 {
-        // NaN/inf cannot be JSON numbers; show their spelling.
-        let shown = serde_json::Number::from_f64(kl)
-            .map(Value::Number)
-            .unwrap_or_else(|| Value::String(kl.to_string()));
-        return invalid("opd.kl_penalty_coef", shown);
+    for (key, value, ok) in [
+        (
+            "opd.kl_penalty_coef",
+            c.opd.kl_penalty_coef,
+            c.opd.kl_penalty_coef >= 0.0,
+        ),
+        (
+            "skills.min_score",
+            c.skills.min_score,
+            c.skills.min_score >= 0.0,
+        ),
+        (
+            "skills.relative_threshold",
+            c.skills.relative_threshold,
+            (0.0..=1.0).contains(&c.skills.relative_threshold),
+        ),
+        (
+            "skills.min_similarity",
+            c.skills.min_similarity,
+            (-1.0..=1.0).contains(&c.skills.min_similarity),
+        ),
+    ] {
+        if !value.is_finite() || !ok {
+            // NaN/inf cannot be JSON numbers; show their spelling.
+            let shown = serde_json::Number::from_f64(value)
+                .map(Value::Number)
+                .unwrap_or_else(|| Value::String(value.to_string()));
+            return invalid(key, shown);
+        }
     }
     for (key, time) in [
         ("scheduler.sleep_start", &c.scheduler.sleep_start),
@@ -194,6 +216,7 @@ fn check_semantics(c: &Config) -> Result<(), ConfigError> {
         ("rl.prm_url", &c.rl.prm_url),
         ("rl.evolver_api_base", &c.rl.evolver_api_base),
         ("opd.teacher_url", &c.opd.teacher_url),
+        ("skills.embedding.api_base", &c.skills.embedding.api_base),
     ] {
         if !url.is_empty() && !is_http_url(url) {
             return invalid(key, url.as_str().into());

@@ -1,5 +1,6 @@
 //! The [`Store`] handle: owns the writer thread and a read connection.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, Sender};
 use std::sync::{Mutex, MutexGuard};
@@ -12,8 +13,9 @@ use crate::error::{Result, StoreError};
 use crate::recorder::Recorder;
 use crate::retention::PruneReport;
 use crate::sessions::{self, SessionRow};
+use crate::skills::{self, SkillSwitches, StateChange};
 use crate::turns::{self, TurnRow};
-use crate::writer::{self, Message};
+use crate::writer::{self, Message, Write};
 use crate::{connection, migrations};
 
 /// The turn log. Writes go through [`Recorder`]s to one background writer thread; reads use
@@ -161,6 +163,38 @@ impl Store {
     /// Turns started at or after `since` (e.g. "turns today").
     pub fn turns_since(&self, since: DateTime<Utc>) -> Result<u64> {
         turns::count_since(&self.read(), since)
+    }
+
+    /// Per-skill switches; skills without a row are enabled and not pinned.
+    pub fn skill_states(&self) -> Result<HashMap<String, SkillSwitches>> {
+        skills::states(&self.read())
+    }
+
+    /// Change a skill's switches and wait until the change is committed.
+    pub fn set_skill_state(&self, change: StateChange) -> Result<()> {
+        let writer = self.writer.as_ref().ok_or(StoreError::ReadOnly)?;
+        writer
+            .tx
+            .send(Message::Write(Write::SkillState(change)))
+            .map_err(|_| StoreError::WriterGone)?;
+        self.flush()
+    }
+
+    /// A cached skill vector.
+    pub fn skill_embedding(&self, model: &str, hash: &str) -> Result<Option<Vec<f32>>> {
+        skills::embedding(&self.read(), model, hash)
+    }
+
+    /// Cache a skill vector (written in the background).
+    pub fn put_skill_embedding(&self, model: &str, hash: &str, vector: &[f32]) {
+        if let Some(writer) = &self.writer {
+            let write = Write::SkillEmbedding {
+                model: model.to_owned(),
+                hash: hash.to_owned(),
+                vector: vector.to_vec(),
+            };
+            let _ = writer.tx.send(Message::Write(write));
+        }
     }
 
     #[cfg(test)]

@@ -16,7 +16,7 @@ use rusqlite::{Connection, TransactionBehavior};
 use crate::error::{Result, StoreError};
 use crate::retention::{self, PruneReport};
 use crate::turns::PreparedTurn;
-use crate::{sessions, timestamp, turns};
+use crate::{sessions, skills, timestamp, turns};
 
 /// Upper bound on one transaction, so a large backlog still commits in steady steps.
 const MAX_BATCH: usize = 1024;
@@ -35,6 +35,12 @@ pub(crate) enum Write {
         reason: SessionEndReason,
         at: DateTime<Utc>,
     },
+    SkillState(skills::StateChange),
+    SkillEmbedding {
+        model: String,
+        hash: String,
+        vector: Vec<f32>,
+    },
 }
 
 impl Write {
@@ -44,6 +50,8 @@ impl Write {
             Self::Turn(t) => format!("turn {} (session {})", t.turn_id, t.session_id),
             Self::SessionSeen { session_id, .. } => format!("session_seen {session_id}"),
             Self::SessionEnded { session_id, .. } => format!("session_ended {session_id}"),
+            Self::SkillState(c) => format!("skill_state {}", c.name),
+            Self::SkillEmbedding { hash, .. } => format!("skill_embedding {hash}"),
         }
     }
 }
@@ -78,6 +86,12 @@ enum Op {
         reason: SessionEndReason,
         at: String,
     },
+    SkillState(skills::StateChange),
+    SkillEmbedding {
+        model: String,
+        hash: String,
+        vector: Vec<f32>,
+    },
 }
 
 impl Op {
@@ -105,6 +119,16 @@ impl Op {
                 reason,
                 at: timestamp::format(at),
             },
+            Write::SkillState(c) => Self::SkillState(c),
+            Write::SkillEmbedding {
+                model,
+                hash,
+                vector,
+            } => Self::SkillEmbedding {
+                model,
+                hash,
+                vector,
+            },
         })
     }
 
@@ -116,6 +140,8 @@ impl Op {
             ),
             Self::SessionSeen { session_id, .. } => format!("session_seen {session_id}"),
             Self::SessionEnded { session_id, .. } => format!("session_ended {session_id}"),
+            Self::SkillState(c) => format!("skill_state {}", c.name),
+            Self::SkillEmbedding { hash, .. } => format!("skill_embedding {hash}"),
         }
     }
 
@@ -138,6 +164,12 @@ impl Op {
                 }
                 Ok(())
             }
+            Self::SkillState(c) => skills::apply_state(conn, c),
+            Self::SkillEmbedding {
+                model,
+                hash,
+                vector,
+            } => skills::put_embedding(conn, model, hash, vector),
         }
     }
 }

@@ -630,3 +630,46 @@ fn read_only_open_reports_missing_or_mismatched_databases() {
         Err(StoreError::SchemaTooNew { .. })
     ));
 }
+
+#[test]
+fn skill_switches_and_embedding_cache_round_trip() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = metaclaw_store::Store::open(dir.path().join("s.db")).unwrap();
+    assert!(store.skill_states().unwrap().is_empty());
+    let change = |name: &str, enabled, pinned| metaclaw_store::StateChange {
+        name: name.into(),
+        enabled,
+        pinned,
+    };
+    store
+        .set_skill_state(change("a", Some(false), None))
+        .unwrap();
+    store
+        .set_skill_state(change("a", None, Some(true)))
+        .unwrap();
+    store
+        .set_skill_state(change("b", None, Some(true)))
+        .unwrap();
+    let states = store.skill_states().unwrap();
+    assert_eq!(
+        states["a"],
+        metaclaw_store::SkillSwitches {
+            enabled: false,
+            pinned: true
+        }
+    );
+    assert_eq!(
+        states["b"],
+        metaclaw_store::SkillSwitches {
+            enabled: true,
+            pinned: true
+        }
+    );
+    store.put_skill_embedding("m", "h1", &[0.5, -1.25, 3.0]);
+    store.flush().unwrap();
+    assert_eq!(
+        store.skill_embedding("m", "h1").unwrap(),
+        Some(vec![0.5, -1.25, 3.0])
+    );
+    assert_eq!(store.skill_embedding("other", "h1").unwrap(), None);
+}

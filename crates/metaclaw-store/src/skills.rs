@@ -1,0 +1,81 @@
+//! Per-skill switches (enabled, pinned) and the skill-embedding cache.
+
+use std::collections::HashMap;
+
+use rusqlite::{Connection, OptionalExtension, params};
+
+use crate::error::Result;
+use crate::timestamp;
+
+/// A change to one skill's switches; `None` leaves a switch as it is.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StateChange {
+    pub name: String,
+    pub enabled: Option<bool>,
+    pub pinned: Option<bool>,
+}
+
+/// Stored switches of a skill. Skills without a row are enabled and not pinned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct SkillSwitches {
+    pub enabled: bool,
+    pub pinned: bool,
+}
+
+pub(crate) fn apply_state(conn: &Connection, c: &StateChange) -> Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO skill_state (name, enabled, pinned, updated_at)
+         VALUES (?1, COALESCE(?2, 1), COALESCE(?3, 0), ?4)
+         ON CONFLICT (name) DO UPDATE SET
+           enabled = COALESCE(?2, enabled),
+           pinned = COALESCE(?3, pinned),
+           updated_at = ?4",
+    )?
+    .execute(params![
+        c.name,
+        c.enabled,
+        c.pinned,
+        timestamp::format(chrono::Utc::now())
+    ])?;
+    Ok(())
+}
+
+pub(crate) fn states(conn: &Connection) -> Result<HashMap<String, SkillSwitches>> {
+    let mut stmt = conn.prepare_cached("SELECT name, enabled, pinned FROM skill_state")?;
+    let rows = stmt.query_map([], |r| {
+        Ok((
+            r.get::<_, String>(0)?,
+            SkillSwitches {
+                enabled: r.get(1)?,
+                pinned: r.get(2)?,
+            },
+        ))
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+pub(crate) fn put_embedding(
+    conn: &Connection,
+    model: &str,
+    hash: &str,
+    vector: &[f32],
+) -> Result<()> {
+    let bytes: Vec<u8> = vector.iter().flat_map(|x| x.to_le_bytes()).collect();
+    conn.prepare_cached(
+        "INSERT OR REPLACE INTO skill_embeddings (model, hash, vector, created_at) VALUES (?1, ?2, ?3, ?4)",
+    )?
+    .execute(params![model, hash, bytes, timestamp::format(chrono::Utc::now())])?;
+    Ok(())
+}
+
+pub(crate) fn embedding(conn: &Connection, model: &str, hash: &str) -> Result<Option<Vec<f32>>> {
+    let bytes: Option<Vec<u8>> = conn
+        .prepare_cached("SELECT vector FROM skill_embeddings WHERE model = ?1 AND hash = ?2")?
+        .query_row(params![model, hash], |r| r.get(0))
+        .optional()?;
+    Ok(bytes.map(|b| {
+        b.chunks_exact(4)
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect()
+    }))
+}
