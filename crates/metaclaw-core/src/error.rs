@@ -18,6 +18,8 @@ pub enum CoreError {
     },
     #[error("could not build the HTTP client: {0}")]
     Http(String),
+    #[error("skills: {0}")]
+    Skills(String),
     #[error("server error: {0}")]
     Serve(std::io::Error),
 }

@@ -5,6 +5,8 @@ mod error;
 mod health;
 mod recording;
 mod runtime;
+mod skills;
 
 pub use error::CoreError;
 pub use runtime::{CoreOptions, RunningCore, start};
+pub use skills::{SkillInfo, SkillService};

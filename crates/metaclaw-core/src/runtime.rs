@@ -16,6 +16,8 @@ use tokio_util::sync::CancellationToken;
 use crate::error::CoreError;
 use crate::health::{Health, healthz};
 use crate::recording::RecordingHook;
+use crate::skills::{SkillInjector, SkillService};
+use metaclaw_skills::WatchGuard;
 
 pub struct CoreOptions {
     pub home: Home,
@@ -45,6 +47,8 @@ pub struct RunningCore {
     store: Arc<Store>,
     events: broadcast::Sender<Event>,
     proxy: ProxyState,
+    skills: Option<Arc<SkillService>>,
+    _watch: Option<WatchGuard>,
 }
 
 pub async fn start(opts: CoreOptions) -> Result<RunningCore, CoreError> {
@@ -75,9 +79,25 @@ pub async fn start(opts: CoreOptions) -> Result<RunningCore, CoreError> {
         events.subscribe(),
     )));
 
-    let hooks: Vec<Arc<dyn TurnHook>> = vec![Arc::new(RecordingHook {
+    let mut hooks: Vec<Arc<dyn TurnHook>> = Vec::new();
+    let mut watch = None;
+    let skills = if config.skills.enabled {
+        let service = SkillService::new(&config, &home, store.clone())?;
+        watch = service.watch().unwrap_or_else(|e| {
+            tracing::warn!("skills hot reload is off: {e}");
+            None
+        });
+        background.push(tokio::spawn(refresh_skill_states(service.clone())));
+        hooks.push(Arc::new(SkillInjector {
+            service: service.clone(),
+        }));
+        Some(service)
+    } else {
+        None
+    };
+    hooks.push(Arc::new(RecordingHook {
         recorder: store.recorder(),
-    })];
+    }));
     let settings = ProxySettings::from_config(&config);
     let idle = settings.session_idle_timeout;
     let proxy = ProxyState::builder(settings, clock.clone(), events.clone())
@@ -135,6 +155,8 @@ pub async fn start(opts: CoreOptions) -> Result<RunningCore, CoreError> {
         store,
         events,
         proxy,
+        skills,
+        _watch: watch,
     })
 }
 
@@ -153,6 +175,11 @@ impl RunningCore {
 
     pub fn proxy(&self) -> &ProxyState {
         &self.proxy
+    }
+
+    /// `None` when `skills.enabled` is false.
+    pub fn skills(&self) -> Option<&Arc<SkillService>> {
+        self.skills.as_ref()
     }
 
     /// A token that stops the core when cancelled (signal handlers hold a clone).
@@ -206,6 +233,15 @@ async fn persist_session_ends(store: Arc<Store>, mut rx: broadcast::Receiver<Eve
             }
             Err(broadcast::error::RecvError::Closed) => return,
         }
+    }
+}
+
+/// Switches changed by another process (the CLI) reach the daemon within two seconds.
+async fn refresh_skill_states(service: Arc<SkillService>) {
+    let mut tick = tokio::time::interval(Duration::from_secs(2));
+    loop {
+        tick.tick().await;
+        service.refresh_states();
     }
 }
 

@@ -73,7 +73,7 @@ async fn serve_turn(
         body,
         injected: Vec::new(),
     };
-    inner.hooks.before_forward(&ctx, &mut request);
+    inner.hooks.before_forward(&ctx, &mut request).await;
     let dropped = truncate::truncate(
         &mut request.body,
         inner.settings.max_context_tokens,

@@ -1,6 +1,8 @@
 //! Extension points around the request path, so features (skill injection, recording,
 //! training samples) plug in without adding branches to the handlers.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 
 use metaclaw_domain::{Dialect, TurnRecord, TurnType};
@@ -78,10 +80,19 @@ fn append_to_content(message: &mut Value, text: &str) {
     }
 }
 
+pub type HookFuture<'a> = Pin<Box<dyn Future<Output = ()> + Send + 'a>>;
+
 /// A feature that wants to see or change turns.
 pub trait TurnHook: Send + Sync + 'static {
-    /// On the request path, before forwarding: must be quick and never block.
-    fn before_forward(&self, _ctx: &TurnContext, _request: &mut PreparedRequest) {}
+    /// On the request path, before forwarding: must be quick and bound any waiting it does
+    /// (an embedding lookup has a timeout and a fallback).
+    fn before_forward<'a>(
+        &'a self,
+        _ctx: &'a TurnContext,
+        _request: &'a mut PreparedRequest,
+    ) -> HookFuture<'a> {
+        Box::pin(std::future::ready(()))
+    }
 
     /// Off the request path, once the response has ended (or failed) and been assembled.
     fn after_response(&self, _turn: &Arc<TurnRecord>) {}
@@ -96,9 +107,9 @@ impl Hooks {
         Self(hooks.into())
     }
 
-    pub(crate) fn before_forward(&self, ctx: &TurnContext, request: &mut PreparedRequest) {
+    pub(crate) async fn before_forward(&self, ctx: &TurnContext, request: &mut PreparedRequest) {
         for h in self.0.iter() {
-            h.before_forward(ctx, request);
+            h.before_forward(ctx, request).await;
         }
     }
 

@@ -31,7 +31,7 @@ pub use anthropic::translate::{request_to_openai, response_to_anthropic};
 pub use body::{parse_object, validate_chat, validate_messages};
 pub use capture::{Assembled, assemble};
 pub use error::ProxyError;
-pub use hooks::{Hooks, PreparedRequest, TurnContext, TurnHook};
+pub use hooks::{HookFuture, Hooks, PreparedRequest, TurnContext, TurnHook};
 pub use session::{Assigned, SessionHints, SessionTracker};
 pub use settings::{ProxySettings, UpstreamSettings};
 pub use state::{ProxyState, ProxyStateBuilder};

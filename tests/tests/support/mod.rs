@@ -63,6 +63,10 @@ impl Harness {
         }
     }
 
+    pub fn home(&self) -> &std::path::Path {
+        self._home.path()
+    }
+
     pub fn core(&self) -> &RunningCore {
         self.core.as_ref().expect("core running")
     }

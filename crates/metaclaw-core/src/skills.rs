@@ -1,0 +1,269 @@
+//! Skills as the running app uses them: the live library, per-skill switches from the
+//! database, retrieval (with the embeddings endpoint when configured), and the hook that
+//! injects the result into main turns. The CLI and the dashboard call the same functions.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use arc_swap::ArcSwap;
+use metaclaw_config::{Config, Home, RetrievalMode};
+use metaclaw_domain::TurnType;
+use metaclaw_proxy::{HookFuture, PreparedRequest, TurnContext, TurnHook};
+use metaclaw_skills::{
+    Embedder, EmbeddingCache, Library, Mode, Retrieval, RetrievalConfig, SkillBook, SkillSource,
+    SkillState, Sources, States, WatchGuard,
+};
+use metaclaw_store::{StateChange, Store};
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use crate::error::CoreError;
+
+/// Embedding vectors in memory, backed by the database.
+struct LayeredCache {
+    memory: Mutex<HashMap<(String, String), Vec<f32>>>,
+    store: Arc<Store>,
+}
+
+impl EmbeddingCache for LayeredCache {
+    fn get(&self, model: &str, hash: &str) -> Option<Vec<f32>> {
+        let key = (model.to_owned(), hash.to_owned());
+        if let Some(v) = self.memory.lock().ok()?.get(&key) {
+            return Some(v.clone());
+        }
+        let v = self.store.skill_embedding(model, hash).ok().flatten()?;
+        self.memory.lock().ok()?.insert(key, v.clone());
+        Some(v)
+    }
+
+    fn put(&self, model: &str, hash: &str, vector: &[f32]) {
+        if let Ok(mut m) = self.memory.lock() {
+            m.insert((model.to_owned(), hash.to_owned()), vector.to_vec());
+        }
+        self.store.put_skill_embedding(model, hash, vector);
+    }
+}
+
+/// One skill as listed by the CLI and the dashboard.
+#[derive(Debug, Clone, Serialize)]
+pub struct SkillInfo {
+    pub name: String,
+    pub description: String,
+    pub category: String,
+    pub version: String,
+    pub source: SkillSource,
+    pub path: String,
+    pub enabled: bool,
+    pub pinned: bool,
+}
+
+pub struct SkillService {
+    book: Arc<SkillBook>,
+    store: Arc<Store>,
+    config: RetrievalConfig,
+    embedder: Option<Embedder>,
+    cache: LayeredCache,
+    states: ArcSwap<States>,
+}
+
+fn retrieval_config(config: &Config) -> RetrievalConfig {
+    let s = &config.skills;
+    RetrievalConfig {
+        mode: match s.retrieval_mode {
+            RetrievalMode::Bm25 => Mode::Bm25,
+            RetrievalMode::Template => Mode::Template,
+            RetrievalMode::Embedding => Mode::Embedding,
+        },
+        top_k: s.top_k as usize,
+        task_specific_top_k: s.task_specific_top_k as usize,
+        min_score: s.min_score as f32,
+        relative_threshold: s.relative_threshold as f32,
+        min_similarity: s.min_similarity as f32,
+        token_budget: s.token_budget as usize,
+    }
+}
+
+impl SkillService {
+    pub fn new(
+        config: &Config,
+        home: &Home,
+        store: Arc<Store>,
+    ) -> Result<Arc<SkillService>, CoreError> {
+        let sources = Sources {
+            user_dir: Some(config.skills_dir(home)),
+            bundled: config.skills.include_bundled,
+        };
+        let retrieval = retrieval_config(config);
+        let embedder = if retrieval.mode == Mode::Embedding {
+            let e = &config.skills.embedding;
+            let base = if e.api_base.is_empty() {
+                &config.llm.api_base
+            } else {
+                &e.api_base
+            };
+            let key = if e.api_key.is_empty() {
+                &config.llm.api_key
+            } else {
+                &e.api_key
+            };
+            Some(
+                Embedder::new(base, key, &e.model, Duration::from_millis(e.timeout_ms))
+                    .map_err(CoreError::Http)?,
+            )
+        } else {
+            None
+        };
+        let service = SkillService {
+            book: SkillBook::load(sources),
+            cache: LayeredCache {
+                memory: Mutex::default(),
+                store: store.clone(),
+            },
+            store,
+            config: retrieval,
+            embedder,
+            states: ArcSwap::from_pointee(States::new()),
+        };
+        service.refresh_states();
+        Ok(Arc::new(service))
+    }
+
+    pub fn library(&self) -> Arc<Library> {
+        self.book.library()
+    }
+
+    pub fn reload(&self) {
+        self.book.reload();
+    }
+
+    /// Reload automatically when the user's skills folder changes.
+    pub fn watch(&self) -> Result<Option<WatchGuard>, CoreError> {
+        self.book
+            .watch()
+            .map_err(|e| CoreError::Skills(e.to_string()))
+    }
+
+    /// Re-read the switches from the database (another process may have changed them).
+    pub fn refresh_states(&self) {
+        match self.store.skill_states() {
+            Ok(rows) => {
+                let states: States = rows
+                    .into_iter()
+                    .map(|(name, s)| {
+                        (
+                            name,
+                            SkillState {
+                                enabled: s.enabled,
+                                pinned: s.pinned,
+                            },
+                        )
+                    })
+                    .collect();
+                self.states.store(Arc::new(states));
+            }
+            Err(e) => tracing::warn!("could not read skill switches: {e}"),
+        }
+    }
+
+    pub fn list(&self) -> Vec<SkillInfo> {
+        let states = self.states.load();
+        self.library()
+            .skills()
+            .iter()
+            .map(|s| {
+                let st = states.get(&s.name).copied().unwrap_or_default();
+                SkillInfo {
+                    name: s.name.clone(),
+                    description: s.description.clone(),
+                    category: s.category.clone(),
+                    version: s.version(),
+                    source: s.source,
+                    path: s.path.display().to_string(),
+                    enabled: st.enabled,
+                    pinned: st.pinned,
+                }
+            })
+            .collect()
+    }
+
+    /// Enable/disable or pin/unpin a skill of the library.
+    pub fn set_state(
+        &self,
+        name: &str,
+        enabled: Option<bool>,
+        pinned: Option<bool>,
+    ) -> Result<(), CoreError> {
+        if self.library().get(name).is_none() {
+            return Err(CoreError::Skills(format!(
+                "no skill named `{name}` (see `metaclaw skills list`)"
+            )));
+        }
+        self.store
+            .set_skill_state(StateChange {
+                name: name.to_owned(),
+                enabled,
+                pinned,
+            })
+            .map_err(|e| CoreError::Skills(e.to_string()))?;
+        self.refresh_states();
+        Ok(())
+    }
+
+    /// What would be injected for `query`, with every candidate's score and reason.
+    pub async fn retrieve(&self, query: &str) -> Retrieval {
+        let library = self.library();
+        let dense = match &self.embedder {
+            Some(e) if !query.trim().is_empty() => match e.rank(&library, &self.cache, query).await
+            {
+                Ok(ranking) => Some(ranking),
+                Err(err) => {
+                    tracing::warn!("embedding retrieval failed, using BM25 alone: {err}");
+                    None
+                }
+            },
+            _ => None,
+        };
+        metaclaw_skills::retrieve(
+            &library,
+            &self.states.load(),
+            query,
+            &self.config,
+            dense.as_deref(),
+        )
+    }
+}
+
+/// Injects the retrieved skills into main turns.
+pub(crate) struct SkillInjector {
+    pub service: Arc<SkillService>,
+}
+
+impl TurnHook for SkillInjector {
+    fn before_forward<'a>(
+        &'a self,
+        ctx: &'a TurnContext,
+        request: &'a mut PreparedRequest,
+    ) -> HookFuture<'a> {
+        Box::pin(async move {
+            if ctx.turn_type != TurnType::Main {
+                return;
+            }
+            let messages = request
+                .body
+                .get("messages")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default();
+            let query = metaclaw_skills::query::from_messages(&messages);
+            let retrieval = self.service.retrieve(&query).await;
+            let library = self.service.library();
+            if let Some(block) = metaclaw_skills::render(&library, &retrieval) {
+                request.append_system(&block);
+            }
+            request.injected.extend(retrieval.injected().map(|c| {
+                json!({"kind": "skill", "name": c.name, "version": c.version, "score": c.score, "reason": c.reason})
+            }));
+        })
+    }
+}

@@ -1,0 +1,263 @@
+//! Skill injection end to end: the mock upstream sees the block, the turn log records it.
+
+mod support;
+
+use std::time::Duration;
+
+use metaclaw_tests::mock_upstream::Behaviour;
+use serde_json::{Value, json};
+use support::Harness;
+
+const FLAKY: &str =
+    "my pytest suite fails randomly on CI but always passes locally, how do I fix it?";
+
+fn chat(text: &str) -> Value {
+    json!({"model": "m", "messages": [
+        {"role": "system", "content": "You are a coding agent."},
+        {"role": "user", "content": text}]})
+}
+
+fn upstream_system(h: &Harness, i: usize) -> String {
+    h.mock.requests()[i].body["messages"][0]["content"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+#[tokio::test]
+async fn relevant_skill_is_injected_and_logged() {
+    let h = Harness::start().await;
+    h.post("/v1/chat/completions")
+        .header("x-session-id", "s")
+        .json(&chat(FLAKY))
+        .send()
+        .await
+        .unwrap();
+    let system = upstream_system(&h, 0);
+    assert!(
+        system.starts_with("You are a coding agent.\n\n<!-- metaclaw:skills -->"),
+        "{system}"
+    );
+    assert!(system.contains("### fix-flaky-tests"), "{system}");
+    assert!(system.ends_with("<!-- /metaclaw:skills -->"));
+    h.wait_turns(1).await;
+    let turn = &h.core().store().turns_in_session("s").unwrap()[0];
+    let injected = turn.injected.as_array().unwrap();
+    let flaky = injected
+        .iter()
+        .find(|i| i["name"] == "fix-flaky-tests")
+        .expect("logged");
+    assert_eq!(flaky["version"], "1");
+    assert!(flaky["score"].as_f64().unwrap() > 0.0);
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn side_turns_and_small_talk_get_nothing() {
+    let h = Harness::start().await;
+    h.post("/v1/chat/completions")
+        .header("x-turn-type", "side")
+        .json(&chat(FLAKY))
+        .send()
+        .await
+        .unwrap();
+    h.post("/v1/chat/completions")
+        .json(&chat("thanks, that was great, have a nice evening!"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(upstream_system(&h, 0), "You are a coding agent.");
+    assert_eq!(upstream_system(&h, 1), "You are a coding agent.");
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn block_is_byte_identical_across_turns_of_a_session() {
+    let h = Harness::start().await;
+    let first = chat(FLAKY);
+    let mut second = first.clone();
+    let msgs = second["messages"].as_array_mut().unwrap();
+    msgs.push(json!({"role": "assistant", "content": "Try running it 200 times."}));
+    msgs.push(json!({"role": "user", "content": "ok it failed 3 of 200 runs; the flaky test uses sleep. what next for this flaky CI test?"}));
+    for body in [&first, &second] {
+        h.post("/v1/chat/completions")
+            .header("x-session-id", "cache")
+            .json(body)
+            .send()
+            .await
+            .unwrap();
+    }
+    assert!(upstream_system(&h, 0).contains("### fix-flaky-tests"));
+    assert_eq!(
+        upstream_system(&h, 0),
+        upstream_system(&h, 1),
+        "same skills must render to the same bytes"
+    );
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn openclaw_scaffolding_is_seen_through_and_block_goes_last() {
+    let h = Harness::start().await;
+    let system = "<!-- openclaw:attempt:STABLE -->\nstable\n<!-- /openclaw:attempt:STABLE -->\n<!-- openclaw:attempt:DYNAMIC -->\ndynamic\n<!-- /openclaw:attempt:DYNAMIC -->";
+    let body = json!({"model": "m", "prompt_cache_key": "0f8fad5b-d9cb-469f-a165-70867728950e:0", "messages": [
+        {"role": "system", "content": system},
+        {"role": "user", "content": format!("[Sat 2026-11-21 15:37 UTC] {FLAKY}\n\nRuntime: agent=main | session=agent:main:main | sessionId=0f8fad5b-d9cb-469f-a165-70867728950e | host=vm")},
+        {"role": "user", "content": [{"type": "text", "text": "<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>\nConversation data (data, not instructions):\n\"Active exec sessions:\\nnone\"\n<<<END_OPENCLAW_INTERNAL_CONTEXT>>>"}]}
+    ]});
+    h.post("/v1/chat/completions")
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    let sent = upstream_system(&h, 0);
+    assert!(
+        sent.starts_with(system),
+        "the agent's own prompt stays a byte-identical prefix"
+    );
+    assert!(
+        sent[system.len()..].contains("### fix-flaky-tests"),
+        "{sent}"
+    );
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn anthropic_requests_get_an_extra_system_block() {
+    let h = Harness::start().await;
+    let body = json!({"model": "claude", "max_tokens": 50,
+        "system": [{"type": "text", "text": "stable", "cache_control": {"type": "ephemeral"}}],
+        "messages": [{"role": "user", "content": FLAKY}]});
+    h.post("/v1/messages").json(&body).send().await.unwrap();
+    // Translated to OpenAI for the mock: the system blocks are joined into one message.
+    let sent = upstream_system(&h, 0);
+    assert!(
+        sent.starts_with("stable\n\n<!-- metaclaw:skills -->"),
+        "{sent}"
+    );
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn pins_disables_and_hot_reload() {
+    let h = Harness::start().await;
+    let service = h.core().skills().unwrap().clone();
+    service
+        .set_state("write-clear-emails", None, Some(true))
+        .unwrap();
+    service
+        .set_state("fix-flaky-tests", Some(false), None)
+        .unwrap();
+    assert!(
+        service
+            .set_state("no-such-skill", Some(false), None)
+            .is_err()
+    );
+    h.post("/v1/chat/completions")
+        .json(&chat(FLAKY))
+        .send()
+        .await
+        .unwrap();
+    let sent = upstream_system(&h, 0);
+    assert!(
+        sent.contains("### write-clear-emails"),
+        "pinned skills are always injected"
+    );
+    assert!(
+        !sent.contains("### fix-flaky-tests"),
+        "disabled skills never are"
+    );
+
+    // A new skill written into the user's folder is used without a restart.
+    let dir = h.home().join("skills/brew-pour-over-coffee");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("SKILL.md"),
+        "---\nname: brew-pour-over-coffee\ndescription: Use when brewing pour-over coffee with a kettle, grinder and paper filter\ncategory: productivity\n---\nGrind medium-fine; 1:16 ratio; bloom 30 s.\n",
+    )
+    .unwrap();
+    let mut seen = false;
+    for _ in 0..60 {
+        if service.library().get("brew-pour-over-coffee").is_some() {
+            seen = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(seen, "hot reload missed the new skill");
+    h.post("/v1/chat/completions")
+        .json(&chat(
+            "how do I brew pour-over coffee? what grinder setting and filter?",
+        ))
+        .send()
+        .await
+        .unwrap();
+    assert!(upstream_system(&h, 1).contains("### brew-pour-over-coffee"));
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn embedding_mode_uses_the_endpoint_and_falls_back_to_bm25() {
+    let h = Harness::start_with(|c| {
+        c.skills.retrieval_mode = metaclaw_config::RetrievalMode::Embedding;
+        c.skills.embedding.model = "fake-embed".into();
+    })
+    .await;
+    h.post("/v1/chat/completions")
+        .json(&chat(FLAKY))
+        .send()
+        .await
+        .unwrap();
+    let embed_calls = h
+        .mock
+        .requests()
+        .iter()
+        .filter(|r| r.path == "/v1/embeddings")
+        .count();
+    assert_eq!(
+        embed_calls, 2,
+        "one batch for the skills, one for the query"
+    );
+    assert!(upstream_system(&h, 2).contains("### fix-flaky-tests"));
+    // Cached skill vectors: the next turn embeds only the query.
+    h.post("/v1/chat/completions")
+        .json(&chat(FLAKY))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        h.mock
+            .requests()
+            .iter()
+            .filter(|r| r.path == "/v1/embeddings")
+            .count(),
+        3
+    );
+    // The endpoint failing does not fail the turn: BM25 alone still injects.
+    h.mock.push(Behaviour::Match {
+        contains: None,
+        path: Some("/v1/embeddings".into()),
+        then: Box::new(Behaviour::error(500)),
+    });
+    let resp = h
+        .post("/v1/chat/completions")
+        .json(&chat(FLAKY))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    let last = h
+        .mock
+        .requests()
+        .into_iter()
+        .rev()
+        .find(|r| r.path == "/v1/chat/completions")
+        .unwrap();
+    assert!(
+        last.body["messages"][0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("### fix-flaky-tests")
+    );
+    h.stop().await;
+}
