@@ -10,6 +10,8 @@ export CARGO_TERM_COLOR=never
 # Build every target once with one package selection, so `cargo test` rebuilds nothing.
 cargo build --locked --all-targets
 cargo test --locked
+# The bundled skill bank must stay spec-valid.
+./target/debug/metaclaw skills lint skills
 cargo fmt --all --check
 cargo clippy --locked --all-targets -- -D warnings
 

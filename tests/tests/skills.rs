@@ -261,3 +261,40 @@ async fn embedding_mode_uses_the_endpoint_and_falls_back_to_bm25() {
     );
     h.stop().await;
 }
+
+#[tokio::test]
+async fn bm25_beats_template_on_the_labelled_set() {
+    use metaclaw_skills::{Library, Mode, RetrievalConfig, Sources};
+    use metaclaw_tests::eval::{load_cases, run, score};
+    let cases = load_cases().unwrap();
+    assert!(cases.len() >= 120);
+    let lib = Library::load(&Sources {
+        user_dir: None,
+        bundled: true,
+    });
+    let bm25 = score(
+        &cases,
+        &run(&lib, &cases, &RetrievalConfig::default(), None)
+            .await
+            .unwrap(),
+    );
+    let template_cfg = RetrievalConfig {
+        mode: Mode::Template,
+        ..Default::default()
+    };
+    let template = score(
+        &cases,
+        &run(&lib, &cases, &template_cfg, None).await.unwrap(),
+    );
+    assert!(
+        bm25.recall_at_3 > template.recall_at_3,
+        "{bm25:?} vs {template:?}"
+    );
+    assert!(
+        bm25.false_injection < template.false_injection,
+        "{bm25:?} vs {template:?}"
+    );
+    // Floors at today's figures, so a regression in parsing, query cleaning or ranking shows.
+    assert!(bm25.recall_at_3 >= 0.6 && bm25.mrr >= 0.55, "{bm25:?}");
+    assert!(bm25.false_injection <= 0.1, "{bm25:?}");
+}

@@ -20,8 +20,42 @@ pub enum Command {
     Status(StatusArgs),
     /// `config show`, `config KEY`, or `config KEY VALUE`.
     Config(ConfigArgs),
+    /// Browse, search, switch and lint skills.
+    #[command(subcommand)]
+    Skills(SkillsCommand),
     /// Print the version.
     Version,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SkillsCommand {
+    /// List the skills in effect (yours over the bundled bank).
+    List {
+        #[arg(long)]
+        category: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print one skill's SKILL.md.
+    Show { name: String },
+    /// Show what would be injected for a request, with each candidate's score and reason.
+    Search {
+        query: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Let a skill be injected again.
+    Enable { name: String },
+    /// Never inject a skill (SKILL.md stays as it is).
+    Disable { name: String },
+    /// Inject a skill on every main turn.
+    Pin { name: String },
+    /// Stop pinning a skill.
+    Unpin { name: String },
+    /// Check SKILL.md files (default: your skills folder and the bundled bank); exits non-zero on errors.
+    Lint { dir: Option<std::path::PathBuf> },
+    /// Copy the bundled bank into your skills folder (existing skills are kept).
+    Install,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
@@ -88,4 +122,7 @@ pub struct SetupArgs {
     pub mode: Option<ModeArg>,
     #[arg(long)]
     pub port: Option<u16>,
+    /// Copy the bundled skill bank into the skills folder (asked when interactive).
+    #[arg(long)]
+    pub install_skills: bool,
 }

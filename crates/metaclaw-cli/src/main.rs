@@ -6,6 +6,7 @@ mod daemon;
 mod output;
 mod presets;
 mod setup;
+mod skills_cmd;
 mod status;
 
 use std::process::ExitCode;
@@ -28,6 +29,7 @@ fn main() -> ExitCode {
         Command::Stop => daemon::stop(&home),
         Command::Status(args) => status::run(&home, &args),
         Command::Config(ConfigArgs { key, value }) => config_cmd::run(&home, key, value),
+        Command::Skills(cmd) => skills_cmd::run(&home, cmd),
         Command::Version => {
             output::say(&format!("metaclaw {}", env!("CARGO_PKG_VERSION")));
             Ok(())

@@ -24,6 +24,7 @@ pub fn run(home: &Home, args: SetupArgs) -> Result<()> {
     })?;
     let mut doc = loaded.document;
     let interactive = !args.non_interactive && std::io::stdin().is_terminal();
+    let args_install = args.install_skills;
     let answers = if interactive {
         ask(&doc, args)?
     } else {
@@ -62,6 +63,25 @@ pub fn run(home: &Home, args: SetupArgs) -> Result<()> {
             skills_dir.display()
         )
     })?;
+    let install = args_install
+        || (interactive
+            && dialoguer::Confirm::new()
+                .with_prompt(format!(
+                    "Copy the {} built-in skills into {} so you can edit them?",
+                    metaclaw_skills::bundled_files().len(),
+                    skills_dir.display()
+                ))
+                .default(true)
+                .interact()?);
+    if install {
+        let n = metaclaw_skills::install_bundled(&skills_dir)
+            .with_context(|| format!("could not write to {}", skills_dir.display()))?
+            .len();
+        say(&format!(
+            "Installed {n} built-in skills into {} (existing ones kept).",
+            skills_dir.display()
+        ));
+    }
 
     for w in warnings {
         crate::output::warn(&w.to_string());

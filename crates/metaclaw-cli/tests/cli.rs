@@ -261,3 +261,98 @@ fn start_explains_a_port_in_use() {
         .stderr(predicate::str::contains("could not listen"));
     assert!(!home.path().join("daemon.json").exists());
 }
+
+#[test]
+fn skills_list_search_switch_show_and_lint() {
+    let home = tempfile::tempdir().unwrap();
+    metaclaw(home.path())
+        .args(["skills", "list", "--category", "debugging"])
+        .assert()
+        .success()
+        .stdout(
+            predicate::str::contains("fix-flaky-tests")
+                .and(predicate::str::contains("write-clear-emails").not()),
+        );
+    metaclaw(home.path())
+        .args(["skills", "search", "my pytest suite fails randomly on CI"])
+        .assert()
+        .success()
+        .stdout(predicate::str::is_match(r"inject\s+[0-9.]+\s+fix-flaky-tests").unwrap())
+        .stdout(predicate::str::contains("below"));
+    metaclaw(home.path())
+        .args(["skills", "search", "what's the capital of Peru?"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("nothing would be injected"));
+    metaclaw(home.path())
+        .args(["skills", "disable", "fix-flaky-tests"])
+        .assert()
+        .success();
+    metaclaw(home.path())
+        .args(["skills", "pin", "write-clear-emails"])
+        .assert()
+        .success();
+    let out = metaclaw(home.path())
+        .args(["skills", "list", "--json"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let list: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    let find = |n: &str| {
+        list.as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["name"] == n)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(find("fix-flaky-tests")["enabled"], false);
+    assert_eq!(find("write-clear-emails")["pinned"], true);
+    metaclaw(home.path())
+        .args(["skills", "search", "my pytest suite fails randomly on CI"])
+        .assert()
+        .stdout(predicate::str::contains("disabled"))
+        .stdout(predicate::str::contains("pinned"));
+    metaclaw(home.path())
+        .args(["skills", "pin", "no-such-skill"])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("no skill named"));
+    metaclaw(home.path())
+        .args(["skills", "show", "fix-flaky-tests"])
+        .assert()
+        .success()
+        .stdout(
+            predicate::str::contains("name: fix-flaky-tests")
+                .and(predicate::str::contains("## Anti-patterns")),
+        );
+
+    // Lint: the bundled bank is clean; a broken user folder fails with reasons.
+    let bank = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../skills");
+    metaclaw(home.path())
+        .args(["skills", "lint"])
+        .arg(&bank)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("0 errors"));
+    let bad = home.path().join("bad");
+    std::fs::create_dir_all(bad.join("mismatch")).unwrap();
+    std::fs::write(
+        bad.join("mismatch/SKILL.md"),
+        "---\nname: other-name\ndescription: d\n---\nbody\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(bad.join("broken")).unwrap();
+    std::fs::write(bad.join("broken/SKILL.md"), "no frontmatter here").unwrap();
+    metaclaw(home.path())
+        .args(["skills", "lint"])
+        .arg(&bad)
+        .assert()
+        .failure()
+        .stdout(
+            predicate::str::contains("must equal its folder name")
+                .and(predicate::str::contains("must start with")),
+        );
+}

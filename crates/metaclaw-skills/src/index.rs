@@ -86,8 +86,15 @@ impl Index {
 
     /// BM25F scores of every document matching at least one query term, best first.
     pub fn search(&self, query: &str) -> Vec<(usize, f32)> {
+        self.search_top(query, usize::MAX)
+    }
+
+    /// The `limit` best documents, best first. Only the postings of the query's terms are
+    /// touched, and only the winners are sorted.
+    pub fn search_top(&self, query: &str, limit: usize) -> Vec<(usize, f32)> {
         let terms = self.tokenize(query);
-        let mut scores: HashMap<u32, f32> = HashMap::new();
+        let mut scores = vec![0f32; self.docs];
+        let mut touched: Vec<u32> = Vec::new();
         for term in &terms {
             let Some(list) = self.postings.get(term) else {
                 continue;
@@ -95,11 +102,23 @@ impl Index {
             let df = list.len() as f32;
             let idf = (1.0 + (self.docs as f32 - df + 0.5) / (df + 0.5)).ln();
             for &(doc, tf) in list {
-                *scores.entry(doc).or_default() += idf * tf * (K1 + 1.0) / (K1 + tf);
+                let slot = &mut scores[doc as usize];
+                if *slot == 0.0 {
+                    touched.push(doc);
+                }
+                *slot += idf * tf * (K1 + 1.0) / (K1 + tf);
             }
         }
-        let mut out: Vec<(usize, f32)> = scores.into_iter().map(|(d, s)| (d as usize, s)).collect();
-        out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        let mut out: Vec<(usize, f32)> = touched
+            .into_iter()
+            .map(|d| (d as usize, scores[d as usize]))
+            .collect();
+        let order = |a: &(usize, f32), b: &(usize, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+        if out.len() > limit {
+            out.select_nth_unstable_by(limit, order);
+            out.truncate(limit);
+        }
+        out.sort_by(order);
         out
     }
 

@@ -99,9 +99,15 @@ struct Ranked {
     passes: Result<(), String>,
 }
 
+/// How many ranked skills get a decision and an explanation; the long tail below them is
+/// never injected anyway, and explaining it would cost more than the search.
+fn consider(cfg: &RetrievalConfig) -> usize {
+    (cfg.top_k.max(cfg.task_specific_top_k) + 1) * 3
+}
+
 /// BM25 hits with the relevance threshold applied.
 fn bm25_ranked(lib: &Library, query: &str, cfg: &RetrievalConfig) -> Vec<Ranked> {
-    let hits = lib.index().search(query);
+    let hits = lib.index().search_top(query, consider(cfg));
     let best = hits.first().map_or(0.0, |h| h.1);
     let cutoff = cfg.min_score.max(best * cfg.relative_threshold);
     hits.into_iter()
@@ -211,7 +217,7 @@ pub fn retrieve(
         _ => bm25_ranked(lib, query, cfg),
     };
     let mut taken = 0;
-    for r in ranked {
+    for r in ranked.into_iter().take(consider(cfg)) {
         if !seen.insert(r.doc) {
             continue;
         }
