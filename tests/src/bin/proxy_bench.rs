@@ -87,6 +87,10 @@ struct Args {
     /// Print the report as JSON instead of a markdown table.
     #[arg(long)]
     json: bool,
+    /// Run with skill injection on (the bundled bank, BM25): measures what retrieval and
+    /// injection add on every proxied request.
+    #[arg(long)]
+    skills: bool,
 }
 
 fn parse_env(s: &str) -> Result<(String, String), String> {
@@ -350,6 +354,7 @@ fn start_daemon(
     exe: &Path,
     mock_port: u16,
     env: &[(String, String)],
+    skills: bool,
 ) -> Result<(Daemon, Duration)> {
     let home = tempfile::Builder::new()
         .prefix("metaclaw-bench-")
@@ -359,7 +364,7 @@ fn start_daemon(
         "mode: skills_only\n\
          llm: {{provider: custom, model_id: {MODEL}, api_base: \"http://127.0.0.1:{mock_port}/v1\", api_key: {UPSTREAM_KEY}, timeout_seconds: 30}}\n\
          proxy: {{port: {port}, api_key: {PROXY_KEY}}}\n\
-         skills: {{enabled: false}}\n"
+         skills: {{enabled: {skills}}}\n"
     );
     std::fs::write(home.path().join("config.yaml"), config)?;
     let log_path = home.path().join("bench-daemon.log");
@@ -797,18 +802,22 @@ fn median(v: &[f64]) -> f64 {
 
 /// Replaces the values the mock generates per request (`"id":"…"`, `"created":N`) with `#`,
 /// so two answers to the same request compare byte for byte.
+/// Masks what legitimately differs per request: ids, timestamps, and the prompt-token counts
+/// (skill injection makes the forwarded prompt longer, by design).
 fn mask_per_request(s: &str) -> String {
+    const KEYS: [(&str, bool); 4] = [
+        ("\"id\":\"", true),
+        ("\"created\":", false),
+        ("\"prompt_tokens\":", false),
+        ("\"total_tokens\":", false),
+    ];
     let mut out = String::with_capacity(s.len());
     let mut rest = s;
     loop {
-        let id = rest.find("\"id\":\"").map(|i| (i, "\"id\":\"", true));
-        let created = rest
-            .find("\"created\":")
-            .map(|i| (i, "\"created\":", false));
-        let next = match (id, created) {
-            (Some(a), Some(b)) => Some(if a.0 < b.0 { a } else { b }),
-            (a, b) => a.or(b),
-        };
+        let next = KEYS
+            .iter()
+            .filter_map(|(key, quoted)| rest.find(key).map(|i| (i, *key, *quoted)))
+            .min_by_key(|(i, _, _)| *i);
         let Some((i, key, quoted)) = next else {
             out.push_str(rest);
             return out;
@@ -1202,7 +1211,7 @@ fn run(args: &Args) -> Result<Report> {
     let mut runs_ms = Vec::new();
     let mut daemon = None;
     for i in 0..args.startups {
-        let (mut d, took) = start_daemon(&metaclaw, mock_port, &args.daemon_env)?;
+        let (mut d, took) = start_daemon(&metaclaw, mock_port, &args.daemon_env, args.skills)?;
         runs_ms.push(took.as_secs_f64() * 1000.0);
         progress!(
             "start-up {}: /healthz ready after {:.1} ms",
