@@ -1,0 +1,275 @@
+//! The evolver: one OpenAI-compatible chat call that turns a session into skill proposals.
+//! Asks for JSON with a schema, parses robustly, and retries once with the parse error.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::proposal::RawProposal;
+use crate::transcript::Signal;
+
+#[derive(Debug, thiserror::Error)]
+pub enum EvolveError {
+    #[error("the evolver endpoint could not be reached: {0}")]
+    Unreachable(String),
+    #[error("the evolver returned HTTP {status}: {message}")]
+    Http { status: u16, message: String },
+    #[error("the evolver's answer could not be parsed as proposals ({0})")]
+    Parse(String),
+}
+
+#[derive(Debug, Clone)]
+pub struct Evolver {
+    client: reqwest::Client,
+    url: String,
+    api_key: String,
+    pub model: String,
+    /// Upstreams that reject `response_format` get a plain request after the first refusal.
+    json_schema: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+const SYSTEM: &str = "You maintain a library of skills for an AI agent. A skill is a short, reusable \
+instruction file: a name, a one-sentence description that starts with \"Use when\" and says exactly \
+which requests it applies to, a category, and a Markdown body with numbered steps and an \
+\"Anti-patterns\" section.\n\nYou are given one conversation between a user and the agent, with \
+signals: the user correcting the agent, tool errors, explicit thumbs up or down, judge scores. \
+Propose at most 3 skills that would have made the agent do better, or that capture a pattern that \
+clearly worked. Only propose a skill for a lesson that will recur; it must be general (no names, \
+paths, secrets or one-off details from this conversation). If an existing skill covers the lesson, \
+propose an improved version under that skill's exact name. If nothing is worth keeping, return an \
+empty list. Reply with JSON only.";
+
+fn schema() -> Value {
+    json!({
+        "type": "object",
+        "additionalProperties": false,
+        "required": ["proposals"],
+        "properties": {"proposals": {"type": "array", "maxItems": 3, "items": {
+            "type": "object",
+            "additionalProperties": false,
+            "required": ["name", "description", "category", "body", "reason", "turns"],
+            "properties": {
+                "name": {"type": "string", "description": "lowercase-hyphenated, at most 64 characters"},
+                "description": {"type": "string", "description": "one sentence starting with 'Use when'"},
+                "category": {"type": "string", "enum": metaclaw_skills::KNOWN_CATEGORIES},
+                "body": {"type": "string", "description": "Markdown: purpose, ## Steps, ## Anti-patterns"},
+                "reason": {"type": "string", "description": "what in the conversation shows this is needed"},
+                "turns": {"type": "array", "items": {"type": "string"}, "description": "ids of the turns it comes from"}
+            }
+        }}}
+    })
+}
+
+/// The chat messages for one evolution run.
+pub fn messages(
+    transcript: &str,
+    signals: &[Signal],
+    existing: &[(String, String)],
+    rejected: &[String],
+) -> Vec<Value> {
+    let mut user = String::from("## Conversation\n");
+    user.push_str(transcript);
+    user.push_str("\n\n## Signals\n");
+    if signals.is_empty() {
+        user.push_str("(none: judge the conversation on its own)\n");
+    }
+    for s in signals {
+        user.push_str(&format!(
+            "- turn {}: {:?}: {}\n",
+            s.turn_id, s.kind, s.detail
+        ));
+    }
+    user.push_str("\n## Existing skills (name: description)\n");
+    for (name, description) in existing {
+        user.push_str(&format!("- {name}: {description}\n"));
+    }
+    if !rejected.is_empty() {
+        user.push_str("\n## Rejected by the user before (never propose these again)\n");
+        for r in rejected {
+            user.push_str(&format!("- {r}\n"));
+        }
+    }
+    user.push_str("\nAnswer with {\"proposals\": [...]}.");
+    vec![
+        json!({"role": "system", "content": SYSTEM}),
+        json!({"role": "user", "content": user}),
+    ]
+}
+
+/// Find the proposals in whatever the model wrote: bare JSON, fenced JSON, JSON inside prose,
+/// an object with `proposals` or a bare list.
+pub fn parse(text: &str) -> Result<Vec<RawProposal>, String> {
+    let trimmed = text.trim();
+    let candidates = [
+        trimmed.to_owned(),
+        strip_fence(trimmed),
+        slice_between(trimmed, '{', '}'),
+        slice_between(trimmed, '[', ']'),
+    ];
+    let mut last_err = String::from("no JSON found in the answer");
+    for c in candidates.iter().filter(|c| !c.is_empty()) {
+        match serde_json::from_str::<Value>(c) {
+            Ok(v) => {
+                let list = match &v {
+                    Value::Array(_) => v.clone(),
+                    Value::Object(o) => match o.get("proposals").or_else(|| o.get("skills")) {
+                        Some(list) => list.clone(),
+                        None if o.contains_key("name") => Value::Array(vec![v.clone()]),
+                        None => {
+                            last_err = "the JSON object has no `proposals` list".into();
+                            continue;
+                        }
+                    },
+                    _ => {
+                        last_err = "the JSON is neither an object nor a list".into();
+                        continue;
+                    }
+                };
+                return serde_json::from_value::<Vec<RawProposal>>(list).map_err(|e| {
+                    format!("a proposal is missing a field or has the wrong type: {e}")
+                });
+            }
+            Err(e) => last_err = format!("invalid JSON: {e}"),
+        }
+    }
+    Err(last_err)
+}
+
+fn strip_fence(text: &str) -> String {
+    let Some(start) = text.find("```") else {
+        return String::new();
+    };
+    let after = &text[start + 3..];
+    let after = after.split_once('\n').map_or(after, |(_, rest)| rest);
+    after
+        .find("```")
+        .map_or_else(String::new, |end| after[..end].trim().to_owned())
+}
+
+fn slice_between(text: &str, open: char, close: char) -> String {
+    match (text.find(open), text.rfind(close)) {
+        (Some(a), Some(b)) if b > a => text[a..=b].to_owned(),
+        _ => String::new(),
+    }
+}
+
+impl Evolver {
+    pub fn new(
+        api_base: &str,
+        api_key: &str,
+        model: &str,
+        timeout: Duration,
+    ) -> Result<Evolver, EvolveError> {
+        let client = reqwest::Client::builder()
+            .timeout(timeout)
+            .build()
+            .map_err(|e| EvolveError::Unreachable(e.to_string()))?;
+        Ok(Evolver {
+            client,
+            url: format!("{}/chat/completions", api_base.trim_end_matches('/')),
+            api_key: api_key.to_owned(),
+            model: model.to_owned(),
+            json_schema: std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true)),
+        })
+    }
+
+    async fn call(&self, messages: &[Value]) -> Result<String, EvolveError> {
+        use std::sync::atomic::Ordering;
+        loop {
+            let mut body = json!({"model": self.model, "messages": messages, "temperature": 0.2, "max_tokens": 3000});
+            let with_schema = self.json_schema.load(Ordering::Relaxed);
+            if with_schema {
+                body["response_format"] = json!({"type": "json_schema", "json_schema": {"name": "skill_proposals", "schema": schema(), "strict": true}});
+            }
+            let mut req = self.client.post(&self.url).json(&body);
+            if !self.api_key.is_empty() {
+                req = req.bearer_auth(&self.api_key);
+            }
+            let resp = req
+                .send()
+                .await
+                .map_err(|e| EvolveError::Unreachable(e.to_string()))?;
+            let status = resp.status().as_u16();
+            let text = resp
+                .text()
+                .await
+                .map_err(|e| EvolveError::Unreachable(e.to_string()))?;
+            if status == 400 && with_schema && text.contains("response_format") {
+                // The provider does not support structured output: ask in plain JSON.
+                self.json_schema.store(false, Ordering::Relaxed);
+                continue;
+            }
+            if !(200..300).contains(&status) {
+                let message: String = serde_json::from_str::<Value>(&text)
+                    .ok()
+                    .and_then(|v| {
+                        v.pointer("/error/message")
+                            .and_then(Value::as_str)
+                            .map(str::to_owned)
+                    })
+                    .unwrap_or(text)
+                    .chars()
+                    .take(500)
+                    .collect();
+                return Err(EvolveError::Http { status, message });
+            }
+            let v: Value = serde_json::from_str(&text)
+                .map_err(|e| EvolveError::Parse(format!("the response is not JSON: {e}")))?;
+            return v
+                .pointer("/choices/0/message/content")
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+                .ok_or_else(|| EvolveError::Parse("the response has no message content".into()));
+        }
+    }
+
+    /// Ask for proposals; a malformed answer gets one more try with the parse error.
+    pub async fn propose(&self, messages: Vec<Value>) -> Result<Vec<RawProposal>, EvolveError> {
+        let first = self.call(&messages).await?;
+        match parse(&first) {
+            Ok(p) => Ok(p),
+            Err(err) => {
+                tracing::info!("evolver answer did not parse ({err}); retrying once");
+                let mut retry = messages;
+                retry.push(json!({"role": "assistant", "content": first}));
+                retry.push(json!({"role": "user", "content": format!(
+                    "That answer could not be used: {err}. Reply again with only the JSON object {{\"proposals\": [...]}}, no prose.")}));
+                let second = self.call(&retry).await?;
+                parse(&second).map_err(EvolveError::Parse)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ONE: &str = r#"{"name": "a-b", "description": "Use when x", "category": "coding", "body": "b", "reason": "r", "turns": ["t1"]}"#;
+
+    #[test]
+    fn parses_the_usual_shapes() {
+        for text in [
+            format!("{{\"proposals\": [{ONE}]}}"),
+            format!("```json\n{{\"proposals\": [{ONE}]}}\n```"),
+            format!("Here you go:\n{{\"proposals\": [{ONE}]}}\nHope this helps."),
+            format!("[{ONE}]"),
+            ONE.to_owned(),
+        ] {
+            let p = parse(&text).unwrap_or_else(|e| panic!("{text}: {e}"));
+            assert_eq!(p[0].name, "a-b");
+        }
+        assert!(parse("{\"proposals\": []}").unwrap().is_empty());
+    }
+
+    #[test]
+    fn prose_and_broken_json_are_errors_with_reasons() {
+        assert!(parse("I think the user wanted metric units.").is_err());
+        assert!(
+            parse("{\"proposals\": [{\"name\": 1}]}")
+                .unwrap_err()
+                .contains("field")
+        );
+        assert!(parse("{\"proposals\": [").is_err());
+    }
+}
