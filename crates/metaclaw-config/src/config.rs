@@ -138,6 +138,8 @@ pub struct SkillsConfig {
     pub task_specific_top_k: u32,
     pub auto_evolve: bool,
     pub evolution_every_n_turns: u32,
+    /// Approve distilled skills without review (the Python MetaClaw's behaviour).
+    pub auto_approve: bool,
     /// Also use the bank built into the binary (the user's copies win).
     pub include_bundled: bool,
     /// BM25 score a skill needs to be injected at all (zero skills is a valid answer).
@@ -184,6 +186,7 @@ impl Default for SkillsConfig {
             task_specific_top_k: 10,
             auto_evolve: true,
             evolution_every_n_turns: 10,
+            auto_approve: false,
             include_bundled: true,
             // Chosen on tests/fixtures/skills_eval.jsonl (`skills-eval --sweep`).
             min_score: 8.0,

@@ -75,6 +75,7 @@ pub(crate) const KEYS: &[KeySpec] = &[
     key("skills.task_specific_top_k", Kind::Int, UINT),
     key("skills.auto_evolve", Kind::Bool, BOOL),
     key("skills.evolution_every_n_turns", Kind::Int, UINT),
+    key("skills.auto_approve", Kind::Bool, BOOL),
     key("skills.include_bundled", Kind::Bool, BOOL),
     key("skills.min_score", Kind::Float, "a finite number >= 0"),
     key(

@@ -2,6 +2,7 @@
 //! daemon (`metaclaw start`) and the tray app both run exactly this.
 
 mod error;
+mod evolution;
 mod health;
 mod recording;
 mod runtime;
@@ -9,4 +10,6 @@ mod skills;
 
 pub use error::CoreError;
 pub use runtime::{CoreOptions, RunningCore, start};
+pub use evolution::{Evolution, RunReport};
+pub use metaclaw_store::EvolutionTrigger;
 pub use skills::{SkillInfo, SkillService};

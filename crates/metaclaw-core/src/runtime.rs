@@ -16,6 +16,7 @@ use tokio_util::sync::CancellationToken;
 use crate::error::CoreError;
 use crate::health::{Health, healthz};
 use crate::recording::RecordingHook;
+use crate::evolution::Evolution;
 use crate::skills::{SkillInjector, SkillService};
 use metaclaw_skills::WatchGuard;
 
@@ -48,6 +49,7 @@ pub struct RunningCore {
     events: broadcast::Sender<Event>,
     proxy: ProxyState,
     skills: Option<Arc<SkillService>>,
+    evolution: Option<Arc<Evolution>>,
     _watch: Option<WatchGuard>,
 }
 
@@ -95,6 +97,16 @@ pub async fn start(opts: CoreOptions) -> Result<RunningCore, CoreError> {
     } else {
         None
     };
+    let evolution = skills.as_ref().map(|service| {
+        let evolution = Evolution::new(&config, store.clone(), service.clone(), events.clone());
+        background.push(tokio::spawn(crate::evolution::triggers(
+            evolution.clone(),
+            events.subscribe(),
+            config.skills.evolution_every_n_turns,
+            config.skills.auto_evolve,
+        )));
+        evolution
+    });
     hooks.push(Arc::new(RecordingHook {
         recorder: store.recorder(),
     }));
@@ -156,6 +168,7 @@ pub async fn start(opts: CoreOptions) -> Result<RunningCore, CoreError> {
         events,
         proxy,
         skills,
+        evolution,
         _watch: watch,
     })
 }
@@ -180,6 +193,11 @@ impl RunningCore {
     /// `None` when `skills.enabled` is false.
     pub fn skills(&self) -> Option<&Arc<SkillService>> {
         self.skills.as_ref()
+    }
+
+    /// Skill evolution and the review inbox; `None` when skills are off.
+    pub fn evolution(&self) -> Option<&Arc<Evolution>> {
+        self.evolution.as_ref()
     }
 
     /// A token that stops the core when cancelled (signal handlers hold a clone).

@@ -3,6 +3,7 @@
 //! injects the result into main turns. The CLI and the dashboard call the same functions.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -65,6 +66,8 @@ pub struct SkillService {
     embedder: Option<Embedder>,
     cache: LayeredCache,
     states: ArcSwap<States>,
+    /// Bumped by every approved change to the library; turns record the one they ran under.
+    generation: AtomicU64,
 }
 
 fn retrieval_config(config: &Config) -> RetrievalConfig {
@@ -120,10 +123,11 @@ impl SkillService {
                 memory: Mutex::default(),
                 store: store.clone(),
             },
-            store,
+            store: store.clone(),
             config: retrieval,
             embedder,
             states: ArcSwap::from_pointee(States::new()),
+            generation: AtomicU64::new(store.skill_generation().unwrap_or(0)),
         };
         service.refresh_states();
         Ok(Arc::new(service))
@@ -135,6 +139,19 @@ impl SkillService {
 
     pub fn reload(&self) {
         self.book.reload();
+    }
+
+    /// The user's skills folder, where approved skills are written.
+    pub fn user_dir(&self) -> Option<std::path::PathBuf> {
+        self.book.sources().user_dir.clone()
+    }
+
+    pub fn generation(&self) -> u64 {
+        self.generation.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn set_generation(&self, generation: u64) {
+        self.generation.store(generation, Ordering::Relaxed);
     }
 
     /// Reload automatically when the user's skills folder changes.
@@ -246,6 +263,7 @@ impl TurnHook for SkillInjector {
         request: &'a mut PreparedRequest,
     ) -> HookFuture<'a> {
         Box::pin(async move {
+            request.skill_generation = Some(self.service.generation());
             if ctx.turn_type != TurnType::Main {
                 return;
             }

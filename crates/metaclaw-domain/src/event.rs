@@ -43,5 +43,22 @@ pub enum Event {
     TurnCompleted {
         session_id: String,
         turn_id: String,
+        turn_type: crate::TurnType,
+    },
+    /// Skill evolution put new proposals in the review inbox.
+    ProposalsCreated {
+        session_id: Option<String>,
+        proposal_ids: Vec<i64>,
+    },
+    /// A skill evolution run failed (also recorded in the database).
+    EvolutionFailed {
+        session_id: Option<String>,
+        error: String,
+    },
+    /// An approved change (approval, edit, rollback, undo) changed the skill library.
+    SkillChanged {
+        name: String,
+        version: u64,
+        generation: u64,
     },
 }

@@ -120,4 +120,8 @@ pub struct TurnRecord {
     pub ttfb_ms: Option<f64>,
     /// What the before-forward hooks added (e.g. injected skills with versions and scores).
     pub injected: Value,
+    /// The skill generation (a counter the store bumps on every skill change) whose skills
+    /// were available when this turn was served; `None` when unknown.
+    #[serde(default)]
+    pub skill_generation: Option<u64>,
 }

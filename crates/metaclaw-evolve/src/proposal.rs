@@ -329,7 +329,13 @@ mod tests {
             "{diff}"
         );
         assert!(diff.contains("+1. Do the thing."), "{diff}");
-        assert!(diff.lines().filter(|l| l.starts_with('-') && !l.starts_with("---")).count() < 40, "{diff}");
+        assert!(
+            diff.lines()
+                .filter(|l| l.starts_with('-') && !l.starts_with("---"))
+                .count()
+                < 40,
+            "{diff}"
+        );
         assert_eq!(dropped.len(), 2);
     }
 

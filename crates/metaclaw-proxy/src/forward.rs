@@ -72,6 +72,7 @@ async fn serve_turn(
         dialect: client,
         body,
         injected: Vec::new(),
+        skill_generation: None,
     };
     inner.hooks.before_forward(&ctx, &mut request).await;
     let dropped = truncate::truncate(

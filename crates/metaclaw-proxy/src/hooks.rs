@@ -24,6 +24,8 @@ pub struct PreparedRequest {
     pub body: Map<String, Value>,
     /// What hooks added to the request, kept in the turn log (`TurnRecord::injected`).
     pub injected: Vec<Value>,
+    /// The skill library generation the turn ran under (support/query separation).
+    pub skill_generation: Option<u64>,
 }
 
 impl PreparedRequest {
@@ -130,6 +132,7 @@ mod tests {
             dialect,
             body: body.as_object().unwrap().clone(),
             injected: vec![],
+                skill_generation: None,
         }
     }
 

@@ -96,6 +96,7 @@ pub fn exercise_request_parser(data: &[u8]) {
                 dialect,
                 body: b.clone(),
                 injected: vec![],
+                skill_generation: None,
             };
             p.append_system("skills");
             truncate(&mut b, 64, dialect, &EstimateCounter);

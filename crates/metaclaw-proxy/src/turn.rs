@@ -120,6 +120,7 @@ impl Drop for TurnGuard {
                 dialect: self.ctx.dialect,
                 body: Default::default(),
                 injected: vec![],
+                skill_generation: None,
             },
         );
         let finished = Finished {
@@ -205,12 +206,14 @@ impl Finished {
             latency_ms: self.latency.as_secs_f64() * 1000.0,
             ttfb_ms: self.ttfb.map(|d| d.as_secs_f64() * 1000.0),
             injected: Value::Array(self.request.injected),
+            skill_generation: self.request.skill_generation,
         };
         let record = Arc::new(record);
         self.inner.hooks.after_response(&record);
         let _ = self.inner.events.send(Event::TurnCompleted {
             session_id: record.session_id.clone(),
             turn_id: record.turn_id.clone(),
+            turn_type: record.turn_type,
         });
         if self.assigned.end_after {
             self.inner

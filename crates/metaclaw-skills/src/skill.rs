@@ -124,7 +124,8 @@ impl Skill {
         ordered.extend(fm);
         // One-line scalars keep diffs between versions small and match hand-written files.
         let options = serde_saphyr::ser_options! { prefer_block_scalars: false };
-        let yaml = serde_saphyr::to_string_with_options(&Value::Object(ordered), options).unwrap_or_default();
+        let yaml = serde_saphyr::to_string_with_options(&Value::Object(ordered), options)
+            .unwrap_or_default();
         format!(
             "---\n{}---\n\n{}\n",
             ensure_newline(&yaml),

@@ -34,7 +34,7 @@ pub(crate) fn open_writer(path: &Path) -> Result<Connection> {
 /// A read-only connection; never creates the database.
 pub(crate) fn open_reader(path: &Path) -> Result<Connection> {
     if !path.exists() {
-        return Err(StoreError::NotFound(path.to_owned()));
+        return Err(StoreError::DatabaseNotFound(path.to_owned()));
     }
     let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
         | OpenFlags::SQLITE_OPEN_NO_MUTEX

@@ -20,7 +20,14 @@ pub enum StoreError {
     },
 
     #[error("database {0} does not exist")]
-    NotFound(PathBuf),
+    DatabaseNotFound(PathBuf),
+
+    /// A write addressed a row that does not exist (e.g. feedback on an unknown turn).
+    #[error("{what} {id} does not exist")]
+    NotFound { what: &'static str, id: String },
+
+    #[error("feedback rating must be -1 (thumbs down) or 1 (thumbs up), got {0}")]
+    InvalidRating(i8),
 
     #[error(
         "database schema version {found} is older than this build expects ({expected}); \

@@ -7,12 +7,17 @@
 //! * System prompts and tool lists are content-addressed in `blobs` and reinflated on read.
 //! * [`Store::prune`] implements retention; [`Store::open_read_only`] serves the CLI while
 //!   the daemon runs.
+//! * Skill evolution: per-turn injected skills and feedback, evolver proposals and runs,
+//!   skill version history and the skill generation counter.
 
 mod blob;
 mod connection;
 mod enums;
 mod error;
+mod evolution_runs;
+mod feedback;
 mod migrations;
+mod proposals;
 mod recorder;
 mod retention;
 mod sessions;
@@ -20,13 +25,19 @@ mod skills;
 mod store;
 mod timestamp;
 mod turns;
+mod versions;
 mod writer;
 
+pub use enums::ParseEnumError;
 pub use error::{Result, StoreError};
+pub use evolution_runs::{EvolutionRunRow, EvolutionRunStatus, EvolutionTrigger, NewEvolutionRun};
+pub use feedback::Feedback;
 pub use migrations::SCHEMA_VERSION;
+pub use proposals::{NewProposal, ProposalKind, ProposalRow, ProposalStatus};
 pub use recorder::Recorder;
 pub use retention::PruneReport;
 pub use sessions::SessionRow;
-pub use skills::{SkillSwitches, StateChange};
+pub use skills::{SkillStats, SkillSwitches, StateChange};
 pub use store::Store;
 pub use turns::TurnRow;
+pub use versions::{Author, NewSkillVersion, SkillVersionRow, VersionAction};

@@ -11,6 +11,7 @@ use crate::error::{Result, StoreError};
 const MIGRATION_LIST: &[M<'static>] = &[
     M::up(include_str!("../migrations/0001_initial.sql")),
     M::up(include_str!("../migrations/0002_skills.sql")),
+    M::up(include_str!("../migrations/0003_evolution.sql")),
 ];
 
 const MIGRATIONS: Migrations<'static> = Migrations::from_slice(MIGRATION_LIST);
@@ -77,6 +78,77 @@ mod tests {
         migrate(&mut conn).unwrap();
         assert_eq!(user_version(&conn).unwrap(), SCHEMA_VERSION);
         require_current(&conn).unwrap();
+    }
+
+    /// Turns logged before 0003 get their `turn_skills` rows, the same ones the writer
+    /// derives for new turns.
+    #[test]
+    fn migration_0003_backfills_turn_skills_like_the_writer() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        Migrations::from_slice(&MIGRATION_LIST[..2])
+            .to_latest(&mut conn)
+            .unwrap();
+        assert_eq!(user_version(&conn).unwrap(), 2);
+        let injected = [
+            serde_json::json!([
+                {"kind": "skill", "name": "git", "version": "1.2", "score": 1.0},
+                {"kind": "memory", "name": "m"},
+                {"kind": "skill", "name": "venv", "version": 3},
+                {"kind": "skill", "name": "bare"},
+                {"kind": "skill", "version": "1"},
+                {"kind": "skill", "name": "git", "version": "9"},
+                "skill",
+                7,
+            ]),
+            serde_json::json!({"skills": [{"kind": "skill", "name": "x"}]}),
+            serde_json::json!(null),
+            serde_json::json!([]),
+        ];
+        conn.execute(
+            "INSERT INTO sessions (id, source, started_at, last_seen_at) VALUES ('s', 'body', 't', 't')",
+            [],
+        )
+        .unwrap();
+        for (i, inj) in injected.iter().enumerate() {
+            conn.execute(
+                "INSERT INTO turns (id, session_id, seq, turn_type, api, stream, request_json,
+                     status, http_status, started_at, latency_ms, injected_json)
+                 VALUES (?1, 's', ?2, 'main', 'openai', 0, '{}', 'ok', 200, 't', 1.0, ?3)",
+                rusqlite::params![format!("t{i}"), i as i64 + 1, inj.to_string()],
+            )
+            .unwrap();
+        }
+
+        migrate(&mut conn).unwrap();
+        assert_eq!(user_version(&conn).unwrap(), SCHEMA_VERSION);
+        let mut stmt = conn
+            .prepare("SELECT skill_name, version FROM turn_skills WHERE turn_id = ?1 ORDER BY skill_name")
+            .unwrap();
+        for (i, inj) in injected.iter().enumerate() {
+            let stored: Vec<(String, Option<String>)> = stmt
+                .query_map([format!("t{i}")], |r| Ok((r.get(0)?, r.get(1)?)))
+                .unwrap()
+                .collect::<rusqlite::Result<_>>()
+                .unwrap();
+            // The writer keeps the first entry of a skill listed twice (INSERT OR IGNORE).
+            let mut expected = crate::turns::injected_skills(inj);
+            let mut seen = std::collections::HashSet::new();
+            expected.retain(|(name, _)| seen.insert(name.clone()));
+            expected.sort();
+            assert_eq!(stored, expected, "injected {inj}");
+        }
+        let total: i64 = conn
+            .query_row("SELECT count(*) FROM turn_skills", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(total, 3);
+        let generation: String = conn
+            .query_row(
+                "SELECT value FROM meta WHERE key = 'skill_generation'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(generation, "0");
     }
 
     #[test]

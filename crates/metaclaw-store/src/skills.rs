@@ -1,11 +1,13 @@
-//! Per-skill switches (enabled, pinned) and the skill-embedding cache.
+//! Per-skill switches (enabled, pinned), the skill-embedding cache and per-skill usage stats.
 
 use std::collections::HashMap;
 
+use chrono::{DateTime, Utc};
 use rusqlite::{Connection, OptionalExtension, params};
 
 use crate::error::Result;
 use crate::timestamp;
+use crate::turns::to_u64;
 
 /// A change to one skill's switches; `None` leaves a switch as it is.
 #[derive(Debug, Clone, PartialEq)]
@@ -78,4 +80,54 @@ pub(crate) fn embedding(conn: &Connection, model: &str, hash: &str) -> Result<Op
             .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
             .collect()
     }))
+}
+
+/// How a skill fared in the stored turns (retention forgets pruned turns).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct SkillStats {
+    /// Stored turns the skill was injected into.
+    pub injected: u64,
+    /// Of those, turns rated thumbs up / thumbs down.
+    pub thumbs_up: u64,
+    pub thumbs_down: u64,
+    pub last_injected_at: Option<DateTime<Utc>>,
+}
+
+/// Stats of every skill injected into at least one stored turn.
+pub(crate) fn stats(conn: &Connection) -> Result<HashMap<String, SkillStats>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT ts.skill_name,
+                count(*),
+                count(*) FILTER (WHERE f.rating = 1),
+                count(*) FILTER (WHERE f.rating = -1),
+                max(t.started_at)
+         FROM turn_skills ts
+         JOIN turns t ON t.id = ts.turn_id
+         LEFT JOIN feedback f ON f.turn_id = ts.turn_id
+         GROUP BY ts.skill_name",
+    )?;
+    let raws = stmt
+        .query_map([], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, i64>(1)?,
+                r.get::<_, i64>(2)?,
+                r.get::<_, i64>(3)?,
+                r.get::<_, Option<String>>(4)?,
+            ))
+        })?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    raws.into_iter()
+        .map(|(name, injected, up, down, last)| {
+            let stats = SkillStats {
+                injected: to_u64(injected),
+                thumbs_up: to_u64(up),
+                thumbs_down: to_u64(down),
+                last_injected_at: last
+                    .map(|t| timestamp::parse("turns.started_at", &t))
+                    .transpose()?,
+            };
+            Ok((name, stats))
+        })
+        .collect()
 }

@@ -1,6 +1,6 @@
 //! The [`Store`] handle: owns the writer thread and a read connection.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, Sender};
 use std::sync::{Mutex, MutexGuard};
@@ -10,13 +10,17 @@ use chrono::{DateTime, Utc};
 use rusqlite::Connection;
 
 use crate::error::{Result, StoreError};
+use crate::evolution_runs::{self, EvolutionRunRow, NewEvolutionRun};
+use crate::feedback::{self, Feedback};
+use crate::proposals::{self, NewProposal, ProposalRow, ProposalStatus};
 use crate::recorder::Recorder;
-use crate::retention::PruneReport;
+use crate::retention::{self, PruneReport};
 use crate::sessions::{self, SessionRow};
-use crate::skills::{self, SkillSwitches, StateChange};
+use crate::skills::{self, SkillStats, SkillSwitches, StateChange};
 use crate::turns::{self, TurnRow};
-use crate::writer::{self, Message, Write};
-use crate::{connection, migrations};
+use crate::versions::{self, NewSkillVersion, SkillVersionRow};
+use crate::writer::{self, Call, Message, Write, in_transaction};
+use crate::{connection, migrations, timestamp};
 
 /// The turn log. Writes go through [`Recorder`]s to one background writer thread; reads use
 /// their own connection (WAL lets them run while the writer commits).
@@ -99,11 +103,24 @@ impl Store {
     /// Retention: deletes turns started before `older_than`, sessions left with no turns
     /// and blobs no turn references. Runs on the writer thread after pending records.
     pub fn prune(&self, older_than: DateTime<Utc>) -> Result<PruneReport> {
+        self.call(move |conn| retention::prune(conn, older_than))
+    }
+
+    /// Runs `f` on the writer connection once everything sent before is committed, and
+    /// waits for its result. `f` opens its own transaction (see [`in_transaction`]).
+    fn call<T, F>(&self, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Connection) -> Result<T> + Send + 'static,
+    {
         let writer = self.writer.as_ref().ok_or(StoreError::ReadOnly)?;
         let (reply, done) = mpsc::channel();
+        let call = Call::new(move |conn| {
+            let _ = reply.send(f(conn));
+        });
         writer
             .tx
-            .send(Message::Prune { older_than, reply })
+            .send(Message::Call(call))
             .map_err(|_| StoreError::WriterGone)?;
         done.recv().map_err(|_| StoreError::WriterGone)?
     }
@@ -197,6 +214,111 @@ impl Store {
         }
     }
 
+    /// Sets (or replaces) the user's rating of a stored turn: `rating` is 1 (thumbs up) or
+    /// -1 (thumbs down). Committed on return; `NotFound` if the turn is not stored.
+    pub fn set_feedback(&self, turn_id: &str, rating: i8, note: Option<String>) -> Result<()> {
+        feedback::check_rating(rating)?;
+        let turn_id = turn_id.to_owned();
+        let at = timestamp::format(Utc::now());
+        self.call(move |conn| {
+            in_transaction(conn, |tx| {
+                feedback::set(tx, &turn_id, rating, note.as_deref(), &at)
+            })
+        })
+    }
+
+    pub fn feedback(&self, turn_id: &str) -> Result<Option<Feedback>> {
+        feedback::get(&self.read(), turn_id)
+    }
+
+    /// Ratings of a session's turns, by turn id (unrated turns are absent).
+    pub fn feedback_in_session(&self, session_id: &str) -> Result<HashMap<String, Feedback>> {
+        feedback::in_session(&self.read(), session_id)
+    }
+
+    /// Usage of every skill injected into a stored turn, with the feedback on those turns.
+    pub fn skill_stats(&self) -> Result<HashMap<String, SkillStats>> {
+        skills::stats(&self.read())
+    }
+
+    /// Stores a pending proposal; returns its id once committed.
+    pub fn insert_proposal(&self, proposal: NewProposal) -> Result<i64> {
+        let at = timestamp::format(Utc::now());
+        self.call(move |conn| in_transaction(conn, |tx| proposals::insert(tx, &proposal, &at)))
+    }
+
+    pub fn proposal(&self, id: i64) -> Result<Option<ProposalRow>> {
+        proposals::get(&self.read(), id)
+    }
+
+    /// Newest first; every proposal when `status` is `None`.
+    pub fn proposals(&self, status: Option<ProposalStatus>) -> Result<Vec<ProposalRow>> {
+        proposals::list(&self.read(), status)
+    }
+
+    /// Records the user's decision: sets the status, the reject reason (`None` clears it)
+    /// and `decided_at` (cleared when set back to pending). `NotFound` if there is no such
+    /// proposal.
+    pub fn set_proposal_status(
+        &self,
+        id: i64,
+        status: ProposalStatus,
+        reject_reason: Option<String>,
+    ) -> Result<()> {
+        let at = timestamp::format(Utc::now());
+        self.call(move |conn| {
+            in_transaction(conn, |tx| {
+                proposals::set_status(tx, id, status, reject_reason.as_deref(), &at)
+            })
+        })
+    }
+
+    /// Fingerprints of rejected proposals, so the evolver does not propose them again.
+    pub fn rejected_fingerprints(&self) -> Result<HashSet<String>> {
+        proposals::rejected_fingerprints(&self.read())
+    }
+
+    /// Skill names of rejected proposals, distinct and sorted.
+    pub fn rejected_names(&self) -> Result<Vec<String>> {
+        proposals::rejected_names(&self.read())
+    }
+
+    /// Records a skill change in one transaction: the next version number of that skill
+    /// (1 for its first), and the next skill generation, which the row carries.
+    pub fn record_skill_version(&self, version: NewSkillVersion) -> Result<SkillVersionRow> {
+        let at = timestamp::format(Utc::now());
+        self.call(move |conn| in_transaction(conn, |tx| versions::record(tx, &version, &at)))
+    }
+
+    /// A skill's versions, oldest first.
+    pub fn skill_versions(&self, skill_name: &str) -> Result<Vec<SkillVersionRow>> {
+        versions::list(&self.read(), skill_name)
+    }
+
+    pub fn skill_version(&self, skill_name: &str, version: u64) -> Result<Option<SkillVersionRow>> {
+        versions::get(&self.read(), skill_name, version)
+    }
+
+    /// Bumped by every recorded skill version; 0 before the first.
+    pub fn skill_generation(&self) -> Result<u64> {
+        versions::generation(&self.read())
+    }
+
+    /// Logs a finished evolver run; returns its id once committed.
+    pub fn record_evolution_run(&self, run: NewEvolutionRun) -> Result<i64> {
+        self.call(move |conn| in_transaction(conn, |tx| evolution_runs::insert(tx, &run)))
+    }
+
+    /// Newest first.
+    pub fn evolution_runs(&self, limit: usize) -> Result<Vec<EvolutionRunRow>> {
+        evolution_runs::list(&self.read(), limit)
+    }
+
+    /// The most recent failed run, if any (later successful runs do not hide it).
+    pub fn last_evolution_failure(&self) -> Result<Option<EvolutionRunRow>> {
+        evolution_runs::last_failure(&self.read())
+    }
+
     #[cfg(test)]
     pub(crate) fn hold_writer(&self) -> Sender<()> {
         let (release, hold) = mpsc::channel();
@@ -242,6 +364,7 @@ mod tests {
             latency_ms: 1.0,
             ttfb_ms: None,
             injected: json!({}),
+            skill_generation: None,
         }
     }
 
@@ -300,6 +423,25 @@ mod tests {
         store.recorder().record_turn(turn("s", "d"));
         store.flush().unwrap();
         assert_eq!(store.turn("d").unwrap().unwrap().seq, 4);
+    }
+
+    #[test]
+    fn a_panicking_call_fails_alone_and_the_writer_keeps_going() {
+        let (_dir, store) = open();
+        store.recorder().record_turn(turn("s", "a"));
+        let result: Result<()> = store.call(|conn| {
+            in_transaction(conn, |tx| {
+                tx.execute("DELETE FROM turns", [])?;
+                panic!("bug in a call");
+            })
+        });
+        assert!(matches!(result, Err(StoreError::WriterGone)));
+        // The turn queued before the call was committed; the call's delete was rolled back.
+        assert_eq!(store.turn_ids_in_session("s").unwrap(), ["a"]);
+        store.recorder().record_turn(turn("s", "b"));
+        assert_eq!(store.call(|_| Ok(7)).unwrap(), 7);
+        assert_eq!(store.turn_ids_in_session("s").unwrap(), ["a", "b"]);
+        store.close().unwrap();
     }
 
     #[test]

@@ -35,6 +35,8 @@ pub struct TurnRow {
     pub latency_ms: f64,
     pub ttfb_ms: Option<f64>,
     pub injected: Value,
+    /// The skill generation the turn was served with, if the proxy knew it.
+    pub skill_generation: Option<u64>,
 }
 
 /// A [`TurnRecord`] serialized and split into blobs, done before the write transaction so
@@ -49,6 +51,8 @@ pub(crate) struct PreparedTurn {
     blobs: Vec<Blob>,
     system_blob: Option<String>,
     tools_blob: Option<String>,
+    /// `turn_skills` rows: (name, version).
+    skills: Vec<(String, Option<String>)>,
 }
 
 impl PreparedTurn {
@@ -68,20 +72,43 @@ impl PreparedTurn {
             blobs: extracted.blobs,
             system_blob: extracted.system_hash,
             tools_blob: extracted.tools_hash,
+            skills: injected_skills(&record.injected),
             record,
         })
     }
 }
 
-fn to_i64(n: u64) -> i64 {
+/// The skills in a turn's `injected` list: entries `{"kind": "skill", "name": .., "version": ..}`.
+/// A version that is not a string (a number, say) is kept as its JSON text.
+pub(crate) fn injected_skills(injected: &Value) -> Vec<(String, Option<String>)> {
+    let Some(entries) = injected.as_array() else {
+        return Vec::new();
+    };
+    entries
+        .iter()
+        .filter(|e| e.get("kind").and_then(Value::as_str) == Some("skill"))
+        .filter_map(|e| {
+            let name = e.get("name")?.as_str()?.to_owned();
+            let version = match e.get("version") {
+                None | Some(Value::Null) => None,
+                Some(Value::String(v)) => Some(v.clone()),
+                Some(other) => Some(other.to_string()),
+            };
+            Some((name, version))
+        })
+        .collect()
+}
+
+pub(crate) fn to_i64(n: u64) -> i64 {
     i64::try_from(n).unwrap_or(i64::MAX)
 }
 
-fn to_u64(n: i64) -> u64 {
+pub(crate) fn to_u64(n: i64) -> u64 {
     u64::try_from(n).unwrap_or(0)
 }
 
-/// Writes one turn: session upsert, blobs, the row with the next `seq`, blob references.
+/// Writes one turn: session upsert, blobs, the row with the next `seq`, blob references,
+/// injected skills.
 pub(crate) fn insert(conn: &Connection, turn: &PreparedTurn) -> Result<()> {
     let r = &turn.record;
     sessions::touch(conn, &r.session_id, r.session_source, &turn.started_at)?;
@@ -95,9 +122,10 @@ pub(crate) fn insert(conn: &Connection, turn: &PreparedTurn) -> Result<()> {
         "INSERT INTO turns (
              id, session_id, seq, turn_type, api, stream, model, request_json,
              system_blob, tools_blob, response_json, status, http_status, error,
-             input_tokens, output_tokens, started_at, latency_ms, ttfb_ms, injected_json)
+             input_tokens, output_tokens, started_at, latency_ms, ttfb_ms, injected_json,
+             skill_generation)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10,
-                 ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)",
+                 ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)",
     )?
     .execute(params![
         r.turn_id,
@@ -120,11 +148,19 @@ pub(crate) fn insert(conn: &Connection, turn: &PreparedTurn) -> Result<()> {
         r.latency_ms,
         r.ttfb_ms,
         turn.injected_json,
+        r.skill_generation.map(to_i64),
     ])?;
     let mut link =
         conn.prepare_cached("INSERT OR IGNORE INTO turn_blobs (turn_id, hash) VALUES (?1, ?2)")?;
     for b in &turn.blobs {
         link.execute(params![r.turn_id, b.hash])?;
+    }
+    // A skill listed twice keeps its first version.
+    let mut skill = conn.prepare_cached(
+        "INSERT OR IGNORE INTO turn_skills (turn_id, skill_name, version) VALUES (?1, ?2, ?3)",
+    )?;
+    for (name, version) in &turn.skills {
+        skill.execute(params![r.turn_id, name, version])?;
     }
     sessions::count_turn(conn, &r.session_id)?;
     Ok(())
@@ -132,7 +168,7 @@ pub(crate) fn insert(conn: &Connection, turn: &PreparedTurn) -> Result<()> {
 
 const COLUMNS: &str = "id, session_id, seq, turn_type, api, stream, model, request_json, \
      system_blob, tools_blob, response_json, status, http_status, error, input_tokens, \
-     output_tokens, started_at, latency_ms, ttfb_ms, injected_json";
+     output_tokens, started_at, latency_ms, ttfb_ms, injected_json, skill_generation";
 
 /// Columns as SQLite returns them; see `RawSession`.
 struct RawTurn {
@@ -156,6 +192,7 @@ struct RawTurn {
     latency_ms: f64,
     ttfb_ms: Option<f64>,
     injected_json: String,
+    skill_generation: Option<i64>,
 }
 
 impl RawTurn {
@@ -181,6 +218,7 @@ impl RawTurn {
             latency_ms: r.get(17)?,
             ttfb_ms: r.get(18)?,
             injected_json: r.get(19)?,
+            skill_generation: r.get(20)?,
         })
     }
 
@@ -211,6 +249,7 @@ impl RawTurn {
             latency_ms: self.latency_ms,
             ttfb_ms: self.ttfb_ms,
             injected: serde_json::from_str(&self.injected_json)?,
+            skill_generation: self.skill_generation.map(to_u64),
             id: self.id,
             session_id: self.session_id,
         })

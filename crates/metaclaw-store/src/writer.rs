@@ -5,16 +5,16 @@
 //! is committed a few milliseconds after it is sent; under heavy load batches grow and the
 //! per-commit fsync cost is shared, so throughput keeps up.
 
+use std::panic::{self, AssertUnwindSafe};
 use std::sync::Arc;
 use std::sync::mpsc::{Receiver, Sender};
 use std::thread::{self, JoinHandle};
 
 use chrono::{DateTime, Utc};
 use metaclaw_domain::{SessionEndReason, SessionSource, TurnRecord};
-use rusqlite::{Connection, TransactionBehavior};
+use rusqlite::{Connection, Transaction, TransactionBehavior};
 
 use crate::error::{Result, StoreError};
-use crate::retention::{self, PruneReport};
 use crate::turns::PreparedTurn;
 use crate::{sessions, skills, timestamp, turns};
 
@@ -56,15 +56,48 @@ impl Write {
     }
 }
 
+/// Work that must run on the writer connection and answer its caller: the closure sends its
+/// own reply (see `Store::call`). Runs after everything sent before it is committed.
+pub(crate) struct Call(Box<dyn FnOnce(&mut Connection) + Send>);
+
+impl Call {
+    pub(crate) fn new(f: impl FnOnce(&mut Connection) + Send + 'static) -> Self {
+        Self(Box::new(f))
+    }
+
+    /// A panicking call loses only itself: its reply channel closes, the writer goes on.
+    /// (An open transaction is rolled back when it is dropped during the unwind.)
+    fn run(self, conn: &mut Connection) {
+        if panic::catch_unwind(AssertUnwindSafe(|| (self.0)(conn))).is_err() {
+            tracing::error!("store: a writer call panicked; it was abandoned");
+        }
+    }
+}
+
+impl std::fmt::Debug for Call {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Call(..)")
+    }
+}
+
+/// Runs `f` in one `BEGIN IMMEDIATE` transaction, committed if `f` succeeds.
+pub(crate) fn in_transaction<T>(
+    conn: &mut Connection,
+    f: impl FnOnce(&Transaction<'_>) -> Result<T>,
+) -> Result<T> {
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let value = f(&tx)?;
+    tx.commit()?;
+    Ok(value)
+}
+
 #[derive(Debug)]
 pub(crate) enum Message {
     Write(Write),
     /// Answered once everything sent before it is committed.
     Flush(Sender<()>),
-    Prune {
-        older_than: DateTime<Utc>,
-        reply: Sender<Result<PruneReport>>,
-    },
+    /// A synchronous operation with a result (prune, ids of new rows, ...).
+    Call(Call),
     /// Commit everything queued, then stop.
     Shutdown,
     /// Tests: stall the writer until the sender side is dropped, so a batch piles up.
@@ -198,9 +231,9 @@ fn run(mut conn: Connection, rx: Receiver<Message>) {
                     commit(&mut conn, &mut pending);
                     let _ = reply.send(());
                 }
-                Message::Prune { older_than, reply } => {
+                Message::Call(call) => {
                     commit(&mut conn, &mut pending);
-                    let _ = reply.send(retention::prune(&mut conn, older_than));
+                    call.run(&mut conn);
                 }
                 Message::Shutdown => shutting_down = true,
                 #[cfg(test)]

@@ -7,7 +7,11 @@ use chrono::{DateTime, TimeZone, Utc};
 use metaclaw_domain::{
     Dialect, SessionEndReason, SessionSource, TurnRecord, TurnStatus, TurnType, Usage,
 };
-use metaclaw_store::{PruneReport, Recorder, SCHEMA_VERSION, Store, StoreError};
+use metaclaw_store::{
+    Author, EvolutionRunStatus, EvolutionTrigger, NewEvolutionRun, NewProposal, NewSkillVersion,
+    ProposalKind, ProposalStatus, PruneReport, Recorder, SCHEMA_VERSION, SkillStats, Store,
+    StoreError, VersionAction,
+};
 use serde_json::{Value, json};
 use tempfile::TempDir;
 
@@ -74,6 +78,7 @@ fn turn(session: &str, id: &str, started_at: DateTime<Utc>, request: Value) -> T
         latency_ms: 812.5,
         ttfb_ms: Some(95.25),
         injected: json!({"skills": [{"id": "s1", "version": 3}]}),
+        skill_generation: None,
     }
 }
 
@@ -603,7 +608,7 @@ fn read_only_open_reports_missing_or_mismatched_databases() {
     let missing = dir.path().join("missing.db");
     assert!(matches!(
         Store::open_read_only(&missing),
-        Err(StoreError::NotFound(_))
+        Err(StoreError::DatabaseNotFound(_))
     ));
     assert!(!missing.exists(), "read-only open must not create the file");
 
@@ -672,4 +677,564 @@ fn skill_switches_and_embedding_cache_round_trip() {
         Some(vec![0.5, -1.25, 3.0])
     );
     assert_eq!(store.skill_embedding("other", "h1").unwrap(), None);
+}
+
+// --- Skill evolution -------------------------------------------------------------------
+
+fn with_skills(session: &str, id: &str, started_at: DateTime<Utc>, skills: &[&str]) -> TurnRecord {
+    let mut t = simple(session, id, started_at);
+    t.injected = Value::Array(
+        skills
+            .iter()
+            .map(|name| json!({"kind": "skill", "name": name, "version": "1.0", "score": 2.5}))
+            .collect(),
+    );
+    t
+}
+
+fn skill_rows(path: &Path, turn_id: &str) -> Vec<(String, Option<String>)> {
+    raw(path)
+        .prepare(
+            "SELECT skill_name, version FROM turn_skills WHERE turn_id = ?1 ORDER BY skill_name",
+        )
+        .unwrap()
+        .query_map([turn_id], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap()
+}
+
+#[test]
+fn skill_generation_round_trips_on_turns() {
+    let dir = TempDir::new().unwrap();
+    let path = db(&dir);
+    let store = Store::open(&path).unwrap();
+    let mut with = simple("s", "with", at(0));
+    with.skill_generation = Some(42);
+    let without = simple("s", "without", at(1));
+    store.recorder().record_turn(with);
+    store.recorder().record_turn(without);
+    store.close().unwrap();
+
+    let ro = Store::open_read_only(&path).unwrap();
+    assert_eq!(ro.turn("with").unwrap().unwrap().skill_generation, Some(42));
+    assert_eq!(ro.turn("without").unwrap().unwrap().skill_generation, None);
+    let gens: Vec<_> = ro
+        .turns_in_session("s")
+        .unwrap()
+        .iter()
+        .map(|t| t.skill_generation)
+        .collect();
+    assert_eq!(gens, [Some(42), None]);
+    let v = serde_json::to_value(ro.turn("with").unwrap().unwrap()).unwrap();
+    assert_eq!(v["skill_generation"], 42);
+
+    // Turn records serialized before the field existed still deserialize.
+    let mut old = serde_json::to_value(simple("s", "old", at(0))).unwrap();
+    old.as_object_mut()
+        .unwrap()
+        .remove("skill_generation")
+        .unwrap();
+    let parsed: TurnRecord = serde_json::from_value(old).unwrap();
+    assert_eq!(parsed.skill_generation, None);
+}
+
+#[test]
+fn turn_skills_come_from_injected_skill_entries_and_go_with_pruned_turns() {
+    let dir = TempDir::new().unwrap();
+    let path = db(&dir);
+    let store = Store::open(&path).unwrap();
+    let rec = store.recorder();
+    let mut mixed = simple("s", "mixed", at(0));
+    mixed.injected = json!([
+        {"kind": "skill", "name": "git-rebase", "version": "1.2", "score": 3.1},
+        {"kind": "memory", "name": "not-a-skill"},
+        {"kind": "skill", "name": "py-venv", "version": 3},
+        {"kind": "skill", "name": "no-version"},
+        {"kind": "skill", "version": "1"},
+        {"kind": "skill", "name": "git-rebase", "version": "9.9"},
+        "skill",
+    ]);
+    rec.record_turn(mixed);
+    rec.record_turn(with_skills("s", "new", at(10 * 86_400), &["git-rebase"]));
+    // Injected as an object (older shape) or null: no skills, and no error.
+    rec.record_turn(simple("s", "object", at(1)));
+    let mut null = simple("s", "null", at(2));
+    null.injected = Value::Null;
+    rec.record_turn(null);
+    store.flush().unwrap();
+
+    assert_eq!(store.turn_count().unwrap(), 4);
+    assert_eq!(
+        skill_rows(&path, "mixed"),
+        [
+            ("git-rebase".to_owned(), Some("1.2".to_owned())),
+            ("no-version".to_owned(), None),
+            ("py-venv".to_owned(), Some("3".to_owned())),
+        ]
+    );
+    assert_eq!(skill_rows(&path, "object"), []);
+    assert_eq!(skill_rows(&path, "null"), []);
+    assert_eq!(count(&path, "SELECT count(*) FROM turn_skills"), 4);
+
+    store.set_feedback("mixed", 1, None).unwrap();
+    let report = store.prune(at(5 * 86_400)).unwrap();
+    assert_eq!(report.turns, 3);
+    assert_eq!(skill_rows(&path, "mixed"), []);
+    assert_eq!(
+        skill_rows(&path, "new"),
+        [("git-rebase".to_owned(), Some("1.0".to_owned()))]
+    );
+    assert_eq!(count(&path, "SELECT count(*) FROM turn_skills"), 1);
+    assert_eq!(count(&path, "SELECT count(*) FROM feedback"), 0);
+    assert_eq!(
+        count(&path, "SELECT count(*) FROM pragma_foreign_key_check"),
+        0
+    );
+    let stats = store.skill_stats().unwrap();
+    assert_eq!(stats.keys().collect::<Vec<_>>(), ["git-rebase"]);
+    assert_eq!(stats["git-rebase"].injected, 1);
+}
+
+#[test]
+fn feedback_is_set_replaced_validated_and_scoped_to_stored_turns() {
+    let dir = TempDir::new().unwrap();
+    let path = db(&dir);
+    let store = Store::open(&path).unwrap();
+    let rec = store.recorder();
+    for (s, id, t) in [
+        ("a", "a1", 0),
+        ("a", "a2", 1),
+        ("a", "a3", 2),
+        ("b", "b1", 3),
+    ] {
+        rec.record_turn(simple(s, id, at(t)));
+    }
+    // No flush: set_feedback runs after the turns queued before it.
+    let before = Utc::now() - chrono::Duration::seconds(1);
+    store.set_feedback("a1", 1, Some("great".into())).unwrap();
+    store.set_feedback("a2", -1, None).unwrap();
+    store
+        .set_feedback("b1", -1, Some("wrong tool".into()))
+        .unwrap();
+
+    let a1 = store.feedback("a1").unwrap().unwrap();
+    assert_eq!((a1.rating, a1.note.as_deref()), (1, Some("great")));
+    assert!(a1.created_at >= before && a1.created_at <= Utc::now());
+    assert_eq!(store.feedback("a3").unwrap(), None);
+    assert_eq!(store.feedback("missing").unwrap(), None);
+
+    // Setting again replaces rating and note.
+    store.set_feedback("a1", -1, None).unwrap();
+    let a1 = store.feedback("a1").unwrap().unwrap();
+    assert_eq!((a1.rating, a1.note), (-1, None));
+    assert_eq!(count(&path, "SELECT count(*) FROM feedback"), 3);
+
+    for bad in [0, 2, -2, i8::MIN] {
+        let err = store.set_feedback("a3", bad, None).unwrap_err();
+        assert!(
+            matches!(err, StoreError::InvalidRating(r) if r == bad),
+            "{err}"
+        );
+        assert!(err.to_string().contains("-1"), "{err}");
+    }
+    assert_eq!(store.feedback("a3").unwrap(), None);
+
+    let err = store.set_feedback("ghost", 1, None).unwrap_err();
+    assert!(
+        matches!(&err, StoreError::NotFound { what: "turn", id } if id == "ghost"),
+        "{err}"
+    );
+    assert_eq!(err.to_string(), "turn ghost does not exist");
+    assert_eq!(count(&path, "SELECT count(*) FROM feedback"), 3);
+
+    let in_a = store.feedback_in_session("a").unwrap();
+    let mut ids: Vec<_> = in_a.keys().cloned().collect();
+    ids.sort();
+    assert_eq!(ids, ["a1", "a2"]);
+    assert_eq!(in_a["a2"].rating, -1);
+    let in_b = store.feedback_in_session("b").unwrap();
+    assert_eq!(in_b["b1"].note.as_deref(), Some("wrong tool"));
+    assert!(store.feedback_in_session("nope").unwrap().is_empty());
+
+    let v = serde_json::to_value(store.feedback("b1").unwrap().unwrap()).unwrap();
+    assert_eq!(v["rating"], -1);
+
+    let ro = Store::open_read_only(&path).unwrap();
+    assert!(matches!(
+        ro.set_feedback("a3", 1, None),
+        Err(StoreError::ReadOnly)
+    ));
+    assert_eq!(ro.feedback("b1").unwrap().unwrap().rating, -1);
+}
+
+fn proposal(kind: ProposalKind, name: &str, fingerprint: &str) -> NewProposal {
+    NewProposal {
+        kind,
+        skill_name: name.to_owned(),
+        content: format!("---\nname: {name}\n---\nDo the thing.\n"),
+        base_content: (kind == ProposalKind::Update).then(|| "old body".to_owned()),
+        diff: (kind == ProposalKind::Update).then(|| "-old\n+new".to_owned()),
+        reason: "user corrected the agent twice".to_owned(),
+        session_id: Some("s".to_owned()),
+        turn_ids: vec!["t1".to_owned(), "t2".to_owned()],
+        signals: json!({"thumbs_down": 2, "corrections": ["use rebase"]}),
+        evolver_model: "gpt-4o-mini".to_owned(),
+        fingerprint: fingerprint.to_owned(),
+    }
+}
+
+#[test]
+fn proposals_are_listed_by_status_and_decided() {
+    let dir = TempDir::new().unwrap();
+    let path = db(&dir);
+    let store = Store::open(&path).unwrap();
+    let new = proposal(ProposalKind::New, "git-rebase", "fp-1");
+    let id1 = store.insert_proposal(new.clone()).unwrap();
+    let id2 = store
+        .insert_proposal(proposal(ProposalKind::Update, "py-venv", "fp-2"))
+        .unwrap();
+    let id3 = store
+        .insert_proposal(proposal(ProposalKind::New, "docker", "fp-3"))
+        .unwrap();
+    assert!(id1 < id2 && id2 < id3);
+
+    let row = store.proposal(id1).unwrap().unwrap();
+    assert_eq!(row.id, id1);
+    assert_eq!(row.kind, ProposalKind::New);
+    assert_eq!(row.skill_name, new.skill_name);
+    assert_eq!(row.content, new.content);
+    assert_eq!(row.base_content, None);
+    assert_eq!(row.diff, None);
+    assert_eq!(row.reason, new.reason);
+    assert_eq!(row.session_id, new.session_id);
+    assert_eq!(row.turn_ids, new.turn_ids);
+    assert_eq!(row.signals, new.signals);
+    assert_eq!(row.evolver_model, new.evolver_model);
+    assert_eq!(row.status, ProposalStatus::Pending);
+    assert_eq!(row.reject_reason, None);
+    assert_eq!(row.fingerprint, "fp-1");
+    assert_eq!(row.decided_at, None);
+    let update = store.proposal(id2).unwrap().unwrap();
+    assert_eq!(update.base_content.as_deref(), Some("old body"));
+    assert_eq!(update.diff.as_deref(), Some("-old\n+new"));
+    assert_eq!(store.proposal(999).unwrap(), None);
+
+    let ids = |status| -> Vec<i64> {
+        store
+            .proposals(status)
+            .unwrap()
+            .iter()
+            .map(|p| p.id)
+            .collect()
+    };
+    assert_eq!(ids(None), [id3, id2, id1]);
+    assert_eq!(ids(Some(ProposalStatus::Pending)), [id3, id2, id1]);
+    assert!(store.rejected_fingerprints().unwrap().is_empty());
+
+    store
+        .set_proposal_status(id1, ProposalStatus::Rejected, Some("too vague".into()))
+        .unwrap();
+    store
+        .set_proposal_status(id2, ProposalStatus::Approved, None)
+        .unwrap();
+    store
+        .set_proposal_status(id3, ProposalStatus::Rejected, None)
+        .unwrap();
+    let rejected = store.proposal(id1).unwrap().unwrap();
+    assert_eq!(rejected.status, ProposalStatus::Rejected);
+    assert_eq!(rejected.reject_reason.as_deref(), Some("too vague"));
+    let decided = rejected.decided_at.unwrap();
+    assert!(decided >= rejected.created_at && decided <= Utc::now());
+
+    assert_eq!(ids(Some(ProposalStatus::Pending)), Vec::<i64>::new());
+    assert_eq!(ids(Some(ProposalStatus::Rejected)), [id3, id1]);
+    assert_eq!(ids(Some(ProposalStatus::Approved)), [id2]);
+    assert_eq!(
+        store.rejected_fingerprints().unwrap(),
+        ["fp-1", "fp-3"].map(String::from).into()
+    );
+    assert_eq!(store.rejected_names().unwrap(), ["docker", "git-rebase"]);
+
+    // Undo an approval; back to pending clears the decision time.
+    store
+        .set_proposal_status(id2, ProposalStatus::Undone, None)
+        .unwrap();
+    assert_eq!(ids(Some(ProposalStatus::Undone)), [id2]);
+    store
+        .set_proposal_status(id1, ProposalStatus::Pending, None)
+        .unwrap();
+    let reopened = store.proposal(id1).unwrap().unwrap();
+    assert_eq!((reopened.decided_at, reopened.reject_reason), (None, None));
+    assert_eq!(store.rejected_names().unwrap(), ["docker"]);
+
+    let err = store
+        .set_proposal_status(999, ProposalStatus::Approved, None)
+        .unwrap_err();
+    assert!(
+        matches!(&err, StoreError::NotFound { what: "proposal", id } if id == "999"),
+        "{err}"
+    );
+
+    let v = serde_json::to_value(store.proposal(id2).unwrap().unwrap()).unwrap();
+    assert_eq!(v["kind"], "update");
+    assert_eq!(v["status"], "undone");
+    assert_eq!(v["turn_ids"], json!(["t1", "t2"]));
+    assert_eq!(v["signals"]["thumbs_down"], 2);
+    assert_eq!(
+        "rejected".parse::<ProposalStatus>().unwrap(),
+        ProposalStatus::Rejected
+    );
+    assert!("maybe".parse::<ProposalStatus>().is_err());
+}
+
+fn version(name: &str, content: &str, action: VersionAction) -> NewSkillVersion {
+    NewSkillVersion {
+        skill_name: name.to_owned(),
+        content: content.to_owned(),
+        author: Author::User,
+        action,
+        proposal_id: None,
+    }
+}
+
+#[test]
+fn skill_versions_are_numbered_per_skill_and_generations_persist() {
+    let dir = TempDir::new().unwrap();
+    let path = db(&dir);
+    let store = Store::open(&path).unwrap();
+    assert_eq!(store.skill_generation().unwrap(), 0);
+    assert!(store.skill_versions("a").unwrap().is_empty());
+
+    let pid = store
+        .insert_proposal(proposal(ProposalKind::Update, "a", "fp"))
+        .unwrap();
+    let plan = [
+        ("a", "a v1", VersionAction::Create),
+        ("b", "b v1", VersionAction::Create),
+        ("a", "a v2", VersionAction::Edit),
+        ("a", "a v3", VersionAction::Approve),
+        ("b", "b v2", VersionAction::Delete),
+    ];
+    let mut rows = Vec::new();
+    for (name, content, action) in plan {
+        let mut v = version(name, content, action);
+        if action == VersionAction::Approve {
+            v.author = Author::Evolver;
+            v.proposal_id = Some(pid);
+        }
+        rows.push(store.record_skill_version(v).unwrap());
+    }
+    assert_eq!(
+        rows.iter()
+            .map(|r| (r.skill_name.as_str(), r.version, r.generation))
+            .collect::<Vec<_>>(),
+        [
+            ("a", 1, 1),
+            ("b", 1, 2),
+            ("a", 2, 3),
+            ("a", 3, 4),
+            ("b", 2, 5)
+        ]
+    );
+    assert_eq!(store.skill_generation().unwrap(), 5);
+
+    let a = store.skill_versions("a").unwrap();
+    assert_eq!(
+        a,
+        rows.iter()
+            .filter(|r| r.skill_name == "a")
+            .cloned()
+            .collect::<Vec<_>>()
+    );
+    assert_eq!(
+        a.iter().map(|r| r.content.as_str()).collect::<Vec<_>>(),
+        ["a v1", "a v2", "a v3"]
+    );
+    let v3 = store.skill_version("a", 3).unwrap().unwrap();
+    assert_eq!(
+        (v3.author, v3.action, v3.proposal_id),
+        (Author::Evolver, VersionAction::Approve, Some(pid))
+    );
+    assert_eq!(store.skill_version("a", 4).unwrap(), None);
+    assert_eq!(store.skill_version("zzz", 1).unwrap(), None);
+    let v = serde_json::to_value(&v3).unwrap();
+    assert_eq!(
+        (v["author"].as_str(), v["action"].as_str()),
+        (Some("evolver"), Some("approve"))
+    );
+
+    // A version must cite a stored proposal; a failed record changes nothing.
+    let mut bad = version("a", "a v4", VersionAction::Approve);
+    bad.proposal_id = Some(12345);
+    assert!(store.record_skill_version(bad).is_err());
+    assert_eq!(store.skill_generation().unwrap(), 5);
+    assert_eq!(store.skill_versions("a").unwrap().len(), 3);
+    store.close().unwrap();
+
+    // Reopened: the counter and numbering carry on.
+    let ro = Store::open_read_only(&path).unwrap();
+    assert_eq!(ro.skill_generation().unwrap(), 5);
+    assert!(matches!(
+        ro.record_skill_version(version("a", "x", VersionAction::Edit)),
+        Err(StoreError::ReadOnly)
+    ));
+    drop(ro);
+    let store = Store::open(&path).unwrap();
+    assert_eq!(store.skill_generation().unwrap(), 5);
+    let next = store
+        .record_skill_version(version("a", "a v4", VersionAction::Rollback))
+        .unwrap();
+    assert_eq!((next.version, next.generation), (4, 6));
+    assert_eq!(store.skill_version("a", 4).unwrap().unwrap(), next);
+}
+
+#[test]
+fn concurrent_skill_versions_get_gapless_numbers_and_generations() {
+    let dir = TempDir::new().unwrap();
+    let store = Store::open(db(&dir)).unwrap();
+    std::thread::scope(|scope| {
+        for th in 0..4 {
+            let store = &store;
+            scope.spawn(move || {
+                for i in 0..10 {
+                    let name = if th % 2 == 0 { "even" } else { "odd" };
+                    store
+                        .record_skill_version(version(
+                            name,
+                            &format!("{th}-{i}"),
+                            VersionAction::Edit,
+                        ))
+                        .unwrap();
+                }
+            });
+        }
+    });
+    assert_eq!(store.skill_generation().unwrap(), 40);
+    let mut generations = Vec::new();
+    for name in ["even", "odd"] {
+        let rows = store.skill_versions(name).unwrap();
+        assert_eq!(
+            rows.iter().map(|r| r.version).collect::<Vec<_>>(),
+            (1..=20).collect::<Vec<_>>()
+        );
+        generations.extend(rows.iter().map(|r| r.generation));
+    }
+    generations.sort_unstable();
+    assert_eq!(generations, (1..=40).collect::<Vec<_>>());
+}
+
+fn run(status: EvolutionRunStatus, started: i64, error: Option<&str>) -> NewEvolutionRun {
+    NewEvolutionRun {
+        session_id: Some("s".to_owned()),
+        trigger: EvolutionTrigger::SessionEnd,
+        status,
+        error: error.map(str::to_owned),
+        proposals: 0,
+        model: "gpt-4o-mini".to_owned(),
+        started_at: at(started),
+        finished_at: at(started + 5),
+    }
+}
+
+#[test]
+fn evolution_runs_are_listed_newest_first_with_the_last_failure() {
+    let dir = TempDir::new().unwrap();
+    let path = db(&dir);
+    let store = Store::open(&path).unwrap();
+    assert!(store.evolution_runs(10).unwrap().is_empty());
+    assert_eq!(store.last_evolution_failure().unwrap(), None);
+
+    let ok = NewEvolutionRun {
+        trigger: EvolutionTrigger::EveryNTurns,
+        proposals: 2,
+        ..run(EvolutionRunStatus::Ok, 100, None)
+    };
+    let old_fail = run(EvolutionRunStatus::Failed, 10, Some("timeout"));
+    let new_fail = NewEvolutionRun {
+        session_id: None,
+        trigger: EvolutionTrigger::Manual,
+        ..run(EvolutionRunStatus::Failed, 50, Some("401 from upstream"))
+    };
+    let skipped = run(EvolutionRunStatus::Skipped, 200, None);
+    let mut ids = Vec::new();
+    for r in [&ok, &old_fail, &new_fail, &skipped] {
+        ids.push(store.record_evolution_run(r.clone()).unwrap());
+    }
+
+    let runs = store.evolution_runs(10).unwrap();
+    assert_eq!(
+        runs.iter().map(|r| r.id).collect::<Vec<_>>(),
+        [ids[3], ids[0], ids[2], ids[1]]
+    );
+    let first_ok = &runs[1];
+    assert_eq!(first_ok.trigger, EvolutionTrigger::EveryNTurns);
+    assert_eq!(first_ok.status, EvolutionRunStatus::Ok);
+    assert_eq!(first_ok.proposals, 2);
+    assert_eq!(first_ok.session_id.as_deref(), Some("s"));
+    assert_eq!(first_ok.model, "gpt-4o-mini");
+    assert_eq!(
+        (first_ok.started_at, first_ok.finished_at),
+        (at(100), at(105))
+    );
+    assert_eq!(store.evolution_runs(2).unwrap(), runs[..2]);
+
+    let failure = store.last_evolution_failure().unwrap().unwrap();
+    assert_eq!(failure.id, ids[2]);
+    assert_eq!(failure.error.as_deref(), Some("401 from upstream"));
+    assert_eq!(failure.session_id, None);
+    assert_eq!(failure.trigger, EvolutionTrigger::Manual);
+    let v = serde_json::to_value(&failure).unwrap();
+    assert_eq!(
+        (v["trigger"].as_str(), v["status"].as_str()),
+        (Some("manual"), Some("failed"))
+    );
+    assert_eq!(
+        serde_json::to_value(EvolutionTrigger::EveryNTurns).unwrap(),
+        "every_n_turns"
+    );
+    assert_eq!(count(&path, "SELECT count(*) FROM evolution_runs"), 4);
+}
+
+#[test]
+fn skill_stats_count_injections_and_feedback() {
+    let dir = TempDir::new().unwrap();
+    let store = Store::open(db(&dir)).unwrap();
+    assert!(store.skill_stats().unwrap().is_empty());
+    let rec = store.recorder();
+    rec.record_turn(with_skills("s", "t1", at(0), &["git", "docker"]));
+    rec.record_turn(with_skills("s", "t2", at(60), &["git"]));
+    rec.record_turn(with_skills("s", "t3", at(30), &["git", "docker"]));
+    rec.record_turn(with_skills("other", "t4", at(90), &["docker"]));
+    rec.record_turn(with_skills("s", "t5", at(120), &[]));
+    store.set_feedback("t1", 1, None).unwrap();
+    store.set_feedback("t2", 1, None).unwrap();
+    store.set_feedback("t3", -1, Some("wrong".into())).unwrap();
+    store.set_feedback("t5", -1, None).unwrap();
+
+    let stats = store.skill_stats().unwrap();
+    assert_eq!(stats.len(), 2);
+    assert_eq!(
+        stats["git"],
+        SkillStats {
+            injected: 3,
+            thumbs_up: 2,
+            thumbs_down: 1,
+            last_injected_at: Some(at(60)),
+        }
+    );
+    assert_eq!(
+        stats["docker"],
+        SkillStats {
+            injected: 3,
+            thumbs_up: 1,
+            thumbs_down: 1,
+            last_injected_at: Some(at(90)),
+        }
+    );
+
+    // Changing a rating moves the counts.
+    store.set_feedback("t3", 1, None).unwrap();
+    let git = store.skill_stats().unwrap()["git"];
+    assert_eq!((git.thumbs_up, git.thumbs_down), (3, 0));
 }

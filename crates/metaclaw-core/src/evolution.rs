@@ -1,0 +1,402 @@
+//! Skill evolution as the app runs it: when to distil, the review inbox (approve with
+//! edits, reject, undo), and versioned skills with rollback. Nothing an evolver proposes is
+//! injected before the user approves it, unless `skills.auto_approve` says otherwise.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use metaclaw_config::Config;
+use metaclaw_domain::{Event, TurnType};
+use metaclaw_evolve::{Evolver, TurnView};
+use metaclaw_skills::{Level, Skill, SkillSource};
+use metaclaw_store::{
+    Author, EvolutionRunStatus, EvolutionTrigger, NewEvolutionRun, NewProposal, NewSkillVersion, ProposalKind, ProposalRow, ProposalStatus, SkillVersionRow,
+    Store, VersionAction,
+};
+use serde::Serialize;
+use serde_json::json;
+use tokio::sync::broadcast;
+
+use crate::error::CoreError;
+use crate::skills::SkillService;
+
+/// What one distillation did.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunReport {
+    pub session_id: String,
+    pub status: EvolutionRunStatus,
+    pub proposals: Vec<i64>,
+    pub dropped: Vec<metaclaw_evolve::Dropped>,
+    pub signals: Vec<metaclaw_evolve::Signal>,
+    pub error: Option<String>,
+}
+
+/// Transcript size sent to the evolver.
+const TRANSCRIPT_BUDGET: usize = 24_000;
+/// A session without any signal is only worth a look once it has this many main turns.
+const MIN_TURNS_WITHOUT_SIGNALS: usize = 3;
+
+pub struct Evolution {
+    store: Arc<Store>,
+    skills: Arc<SkillService>,
+    evolver: Option<Evolver>,
+    auto_approve: bool,
+    events: broadcast::Sender<Event>,
+    /// Sessions being distilled now, so triggers arriving together run once.
+    running: Mutex<HashSet<String>>,
+}
+
+/// Evolver endpoint: `rl.evolver_*` when its base is set, otherwise the user's own LLM.
+/// (Upstream paired the default `gpt-5.2` with any base URL and failed silently, #48.)
+fn evolver_for(config: &Config) -> Option<Evolver> {
+    let rl = &config.rl;
+    let (base, key, model) = if rl.evolver_api_base.is_empty() {
+        let model = if config.llm.model_id.is_empty() { &rl.evolver_model } else { &config.llm.model_id };
+        (&config.llm.api_base, if rl.evolver_api_key.is_empty() { &config.llm.api_key } else { &rl.evolver_api_key }, model)
+    } else {
+        let model = if rl.evolver_model.is_empty() { &config.llm.model_id } else { &rl.evolver_model };
+        (&rl.evolver_api_base, &rl.evolver_api_key, model)
+    };
+    if base.is_empty() || model.is_empty() {
+        return None;
+    }
+    Evolver::new(base, key, model, Duration::from_secs(180)).ok()
+}
+
+fn store_err(e: metaclaw_store::StoreError) -> CoreError {
+    CoreError::Skills(e.to_string())
+}
+
+impl Evolution {
+    pub fn new(config: &Config, store: Arc<Store>, skills: Arc<SkillService>, events: broadcast::Sender<Event>) -> Arc<Evolution> {
+        Arc::new(Evolution {
+            store,
+            skills,
+            evolver: evolver_for(config),
+            auto_approve: config.skills.auto_approve,
+            events,
+            running: Mutex::default(),
+        })
+    }
+
+    pub fn evolver_model(&self) -> Option<&str> {
+        self.evolver.as_ref().map(|e| e.model.as_str())
+    }
+
+    fn record_run(&self, session: &str, trigger: EvolutionTrigger, status: EvolutionRunStatus, error: Option<String>, proposals: usize, started: chrono::DateTime<chrono::Utc>) {
+        let run = NewEvolutionRun {
+            session_id: Some(session.to_owned()),
+            trigger,
+            status,
+            error: error.clone(),
+            proposals: proposals as u64,
+            model: self.evolver_model().unwrap_or("").to_owned(),
+            started_at: started,
+            finished_at: chrono::Utc::now(),
+        };
+        if let Err(e) = self.store.record_evolution_run(run) {
+            tracing::warn!("could not record the evolution run: {e}");
+        }
+        if let Some(error) = error.filter(|_| status == EvolutionRunStatus::Failed) {
+            tracing::warn!(%session, "skill evolution failed: {error}");
+            let _ = self.events.send(Event::EvolutionFailed { session_id: Some(session.to_owned()), error });
+        }
+    }
+
+    /// Distil a session into proposals. Failures are recorded and returned in the report,
+    /// never swallowed.
+    pub async fn distil(&self, session_id: &str, trigger: EvolutionTrigger) -> Result<RunReport, CoreError> {
+        let started = chrono::Utc::now();
+        if !self.running.lock().unwrap_or_else(|e| e.into_inner()).insert(session_id.to_owned()) {
+            return Ok(RunReport { session_id: session_id.to_owned(), status: EvolutionRunStatus::Skipped, proposals: vec![], dropped: vec![], signals: vec![], error: Some("already running for this session".into()) });
+        }
+        let result = self.distil_inner(session_id, trigger, started).await;
+        self.running.lock().unwrap_or_else(|e| e.into_inner()).remove(session_id);
+        result
+    }
+
+    async fn distil_inner(&self, session_id: &str, trigger: EvolutionTrigger, started: chrono::DateTime<chrono::Utc>) -> Result<RunReport, CoreError> {
+        let rows = self.store.turns_in_session(session_id).map_err(store_err)?;
+        if rows.is_empty() {
+            return Err(CoreError::Skills(format!("no turns recorded for session `{session_id}`")));
+        }
+        let feedback = self.store.feedback_in_session(session_id).map_err(store_err)?;
+        let turns: Vec<TurnView> = rows
+            .iter()
+            .map(|r| TurnView {
+                turn_id: r.id.clone(),
+                seq: r.seq,
+                turn_type: r.turn_type,
+                api: r.api,
+                request: r.request.clone(),
+                response: r.response.clone(),
+                status: r.status,
+                feedback: feedback.get(&r.id).map(|f| (f.rating, f.note.clone())),
+                reward: None,
+            })
+            .collect();
+        let signals = metaclaw_evolve::signals(&turns);
+        let main = turns.iter().filter(|t| t.turn_type == TurnType::Main).count();
+        let mut report = RunReport { session_id: session_id.to_owned(), status: EvolutionRunStatus::Ok, proposals: vec![], dropped: vec![], signals: signals.clone(), error: None };
+        if signals.is_empty() && main < MIN_TURNS_WITHOUT_SIGNALS {
+            report.status = EvolutionRunStatus::Skipped;
+            report.error = Some(format!("nothing to learn: no signals and {main} main turns"));
+            self.record_run(session_id, trigger, EvolutionRunStatus::Skipped, report.error.clone(), 0, started);
+            return Ok(report);
+        }
+        let Some(evolver) = &self.evolver else {
+            report.status = EvolutionRunStatus::Failed;
+            report.error = Some("no evolver endpoint: set llm.api_base and llm.model_id, or rl.evolver_api_base and rl.evolver_model".into());
+            self.record_run(session_id, trigger, EvolutionRunStatus::Failed, report.error.clone(), 0, started);
+            return Ok(report);
+        };
+        let library = self.skills.library();
+        let existing: Vec<(String, String)> = library.skills().iter().map(|s| (s.name.clone(), s.description.clone())).collect();
+        let rejected_names: HashSet<String> = self.store.rejected_names().map_err(store_err)?.into_iter().collect();
+        let mut rejected: Vec<String> = rejected_names.iter().cloned().collect();
+        rejected.sort();
+        let transcript = metaclaw_evolve::render(&turns, TRANSCRIPT_BUDGET);
+        let messages = metaclaw_evolve::messages(&transcript, &signals, &existing, &rejected);
+        let raw = match evolver.propose(messages).await {
+            Ok(raw) => raw,
+            Err(e) => {
+                report.status = EvolutionRunStatus::Failed;
+                report.error = Some(e.to_string());
+                self.record_run(session_id, trigger, EvolutionRunStatus::Failed, report.error.clone(), 0, started);
+                return Ok(report);
+            }
+        };
+        let mut fingerprints = self.store.rejected_fingerprints().map_err(store_err)?;
+        // A proposal already waiting in the inbox is not proposed twice.
+        fingerprints.extend(self.store.proposals(Some(ProposalStatus::Pending)).map_err(store_err)?.into_iter().map(|p| p.fingerprint));
+        let (candidates, dropped) = metaclaw_evolve::prepare(&raw, &library, &fingerprints, &rejected_names, Some(session_id));
+        report.dropped = dropped;
+        let session_turns: HashSet<&str> = turns.iter().map(|t| t.turn_id.as_str()).collect();
+        for c in candidates {
+            let mut from: Vec<String> = c.turns.iter().filter(|t| session_turns.contains(t.as_str())).cloned().collect();
+            if from.is_empty() {
+                from = signals.iter().map(|s| s.turn_id.clone()).collect();
+                from.dedup();
+            }
+            let related: Vec<&metaclaw_evolve::Signal> = signals.iter().filter(|s| from.contains(&s.turn_id)).collect();
+            let id = self
+                .store
+                .insert_proposal(NewProposal {
+                    kind: if c.base_content.is_some() { ProposalKind::Update } else { ProposalKind::New },
+                    skill_name: c.name.clone(),
+                    content: c.content,
+                    base_content: c.base_content,
+                    diff: c.diff,
+                    reason: c.reason,
+                    session_id: Some(session_id.to_owned()),
+                    turn_ids: from,
+                    signals: json!(related),
+                    evolver_model: evolver.model.clone(),
+                    fingerprint: c.fingerprint,
+                })
+                .map_err(store_err)?;
+            report.proposals.push(id);
+        }
+        self.record_run(session_id, trigger, EvolutionRunStatus::Ok, None, report.proposals.len(), started);
+        if !report.proposals.is_empty() {
+            let _ = self.events.send(Event::ProposalsCreated { session_id: Some(session_id.to_owned()), proposal_ids: report.proposals.clone() });
+            if self.auto_approve {
+                for id in &report.proposals {
+                    if let Err(e) = self.approve(*id, None) {
+                        tracing::warn!(proposal = id, "auto-approve failed: {e}");
+                    }
+                }
+            }
+        }
+        Ok(report)
+    }
+
+    pub fn proposals(&self, status: Option<ProposalStatus>) -> Result<Vec<ProposalRow>, CoreError> {
+        self.store.proposals(status).map_err(store_err)
+    }
+
+    fn proposal(&self, id: i64) -> Result<ProposalRow, CoreError> {
+        self.store.proposal(id).map_err(store_err)?.ok_or_else(|| CoreError::Skills(format!("no proposal #{id}")))
+    }
+
+    fn skills_dir(&self) -> Result<PathBuf, CoreError> {
+        self.skills.user_dir().ok_or_else(|| CoreError::Skills("no user skills folder is configured (skills.dir)".into()))
+    }
+
+    /// The file a skill lives in; names are checked so they can never leave the folder.
+    fn skill_file(&self, name: &str) -> Result<PathBuf, CoreError> {
+        if !metaclaw_skills::valid_name(name) {
+            return Err(CoreError::Skills(format!("invalid skill name `{name}`")));
+        }
+        Ok(self.skills_dir()?.join(name).join("SKILL.md"))
+    }
+
+    /// Write (or, for empty content, remove) a skill's file, then record the version.
+    fn apply(&self, name: &str, content: &str, author: Author, action: VersionAction, proposal_id: Option<i64>) -> Result<SkillVersionRow, CoreError> {
+        let path = self.skill_file(name)?;
+        // Keep a skill's earlier text restorable: its first recorded version is what was there.
+        if self.store.skill_versions(name).map_err(store_err)?.is_empty()
+            && let Some(before) = self.current_text(name)
+        {
+            self.store
+                .record_skill_version(NewSkillVersion { skill_name: name.to_owned(), content: before, author: Author::User, action: VersionAction::Create, proposal_id: None })
+                .map_err(store_err)?;
+        }
+        if content.is_empty() {
+            remove_skill(&path)?;
+        } else {
+            write_atomically(&path, content)?;
+        }
+        let row = self
+            .store
+            .record_skill_version(NewSkillVersion { skill_name: name.to_owned(), content: content.to_owned(), author, action, proposal_id })
+            .map_err(store_err)?;
+        self.skills.reload();
+        self.skills.set_generation(row.generation);
+        let _ = self.events.send(Event::SkillChanged { name: name.to_owned(), version: row.version, generation: row.generation });
+        Ok(row)
+    }
+
+    fn current_text(&self, name: &str) -> Option<String> {
+        let lib = self.skills.library();
+        let skill = lib.get(name)?;
+        Some(match skill.source {
+            SkillSource::User => std::fs::read_to_string(&skill.path).ok()?,
+            SkillSource::Bundled => metaclaw_skills::bundled_files().into_iter().find(|(f, _)| *f == name)?.1.to_owned(),
+        })
+    }
+
+    /// Check a SKILL.md before it goes live: it must parse, keep its name and lint clean.
+    fn validate(name: &str, content: &str) -> Result<(), CoreError> {
+        let skill = Skill::parse(content, PathBuf::from(format!("{name}/SKILL.md")), SkillSource::User)
+            .map_err(|e| CoreError::Skills(format!("the edited skill is invalid: {e}")))?;
+        if skill.name != name {
+            return Err(CoreError::Skills(format!("the skill's name must stay `{name}` (it is `{}`)", skill.name)));
+        }
+        if let Some(err) = metaclaw_skills::check_skill(&skill, name).into_iter().find(|f| f.level == Level::Error) {
+            return Err(CoreError::Skills(err.message));
+        }
+        Ok(())
+    }
+
+    /// Approve a pending proposal, optionally with the user's edited SKILL.md.
+    pub fn approve(&self, id: i64, edited: Option<String>) -> Result<SkillVersionRow, CoreError> {
+        let p = self.proposal(id)?;
+        if p.status != ProposalStatus::Pending {
+            return Err(CoreError::Skills(format!("proposal #{id} is {}, not pending", p.status.as_str())));
+        }
+        let (content, author, action) = match edited {
+            Some(text) => (text, Author::User, VersionAction::Edit),
+            None => (p.content.clone(), Author::Evolver, VersionAction::Approve),
+        };
+        Self::validate(&p.skill_name, &content)?;
+        let row = self.apply(&p.skill_name, &content, author, action, Some(id))?;
+        self.store.set_proposal_status(id, ProposalStatus::Approved, None).map_err(store_err)?;
+        Ok(row)
+    }
+
+    /// Reject a proposal; the reason is kept and the same proposal is not made again.
+    pub fn reject(&self, id: i64, reason: Option<String>) -> Result<(), CoreError> {
+        let p = self.proposal(id)?;
+        if p.status != ProposalStatus::Pending {
+            return Err(CoreError::Skills(format!("proposal #{id} is {}, not pending", p.status.as_str())));
+        }
+        self.store.set_proposal_status(id, ProposalStatus::Rejected, reason).map_err(store_err)
+    }
+
+    /// Take back an approval: the skill returns to what it was before (or goes away if new).
+    pub fn undo(&self, id: i64) -> Result<SkillVersionRow, CoreError> {
+        let p = self.proposal(id)?;
+        if p.status != ProposalStatus::Approved {
+            return Err(CoreError::Skills(format!("proposal #{id} is {}, not approved", p.status.as_str())));
+        }
+        let before = p.base_content.clone().unwrap_or_default();
+        let row = self.apply(&p.skill_name, &before, Author::User, VersionAction::Undo, Some(id))?;
+        self.store.set_proposal_status(id, ProposalStatus::Undone, None).map_err(store_err)?;
+        Ok(row)
+    }
+
+    pub fn history(&self, name: &str) -> Result<Vec<SkillVersionRow>, CoreError> {
+        self.store.skill_versions(name).map_err(store_err)
+    }
+
+    /// Restore any recorded version of a skill (a version with no content removes it).
+    pub fn rollback(&self, name: &str, version: u64) -> Result<SkillVersionRow, CoreError> {
+        let v = self
+            .store
+            .skill_version(name, version)
+            .map_err(store_err)?
+            .ok_or_else(|| CoreError::Skills(format!("`{name}` has no version {version} (see `metaclaw skills history {name}`)")))?;
+        self.apply(name, &v.content, Author::User, VersionAction::Rollback, None)
+    }
+
+    /// Thumbs up (+1) or down (-1) on a turn, with an optional note.
+    pub fn feedback(&self, turn_id: &str, rating: i8, note: Option<String>) -> Result<(), CoreError> {
+        self.store.set_feedback(turn_id, rating, note).map_err(store_err)
+    }
+}
+
+fn write_atomically(path: &Path, content: &str) -> Result<(), CoreError> {
+    let io = |e: std::io::Error| CoreError::Skills(format!("could not write {}: {e}", path.display()));
+    let dir = path.parent().ok_or_else(|| CoreError::Skills("bad skill path".into()))?;
+    std::fs::create_dir_all(dir).map_err(io)?;
+    let tmp = dir.join(".SKILL.md.tmp");
+    std::fs::write(&tmp, content).map_err(io)?;
+    std::fs::rename(&tmp, path).map_err(io)
+}
+
+fn remove_skill(path: &Path) -> Result<(), CoreError> {
+    match std::fs::remove_file(path) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(CoreError::Skills(format!("could not remove {}: {e}", path.display()))),
+    }
+    if let Some(dir) = path.parent() {
+        let _ = std::fs::remove_dir(dir);
+    }
+    Ok(())
+}
+
+/// Runs distillation when sessions end and every `every_n` main turns; never on the request path.
+pub(crate) async fn triggers(evolution: Arc<Evolution>, mut rx: broadcast::Receiver<Event>, every_n: u32, auto_evolve: bool) {
+    let mut main_turns: HashMap<String, u32> = HashMap::new();
+    loop {
+        let event = match rx.recv().await {
+            Ok(e) => e,
+            Err(broadcast::error::RecvError::Lagged(n)) => {
+                tracing::warn!(missed = n, "evolution trigger lagged");
+                continue;
+            }
+            Err(broadcast::error::RecvError::Closed) => return,
+        };
+        let (session, trigger) = match event {
+            Event::SessionEnded { session_id, .. } => {
+                main_turns.remove(&session_id);
+                (session_id, EvolutionTrigger::SessionEnd)
+            }
+            Event::TurnCompleted { session_id, turn_type: TurnType::Main, .. } if every_n > 0 => {
+                let n = main_turns.entry(session_id.clone()).or_default();
+                *n += 1;
+                if *n % every_n != 0 {
+                    continue;
+                }
+                (session_id, EvolutionTrigger::EveryNTurns)
+            }
+            _ => continue,
+        };
+        if !auto_evolve {
+            continue;
+        }
+        let evo = evolution.clone();
+        tokio::spawn(async move {
+            // Recording is asynchronous: let the session's last turn reach the database.
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            let _ = evo.store.flush();
+            if let Err(e) = evo.distil(&session, trigger).await {
+                tracing::warn!(%session, "skill evolution could not run: {e}");
+            }
+        });
+    }
+}
