@@ -12,8 +12,8 @@ use metaclaw_domain::{Event, TurnType};
 use metaclaw_evolve::{Evolver, TurnView};
 use metaclaw_skills::{Level, Skill, SkillSource};
 use metaclaw_store::{
-    Author, EvolutionRunStatus, EvolutionTrigger, NewEvolutionRun, NewProposal, NewSkillVersion, ProposalKind, ProposalRow, ProposalStatus, SkillVersionRow,
-    Store, VersionAction,
+    Author, EvolutionRunStatus, EvolutionTrigger, NewEvolutionRun, NewProposal, NewSkillVersion,
+    ProposalKind, ProposalRow, ProposalStatus, SkillVersionRow, Store, VersionAction,
 };
 use serde::Serialize;
 use serde_json::json;
@@ -53,10 +53,26 @@ pub struct Evolution {
 fn evolver_for(config: &Config) -> Option<Evolver> {
     let rl = &config.rl;
     let (base, key, model) = if rl.evolver_api_base.is_empty() {
-        let model = if config.llm.model_id.is_empty() { &rl.evolver_model } else { &config.llm.model_id };
-        (&config.llm.api_base, if rl.evolver_api_key.is_empty() { &config.llm.api_key } else { &rl.evolver_api_key }, model)
+        let model = if config.llm.model_id.is_empty() {
+            &rl.evolver_model
+        } else {
+            &config.llm.model_id
+        };
+        (
+            &config.llm.api_base,
+            if rl.evolver_api_key.is_empty() {
+                &config.llm.api_key
+            } else {
+                &rl.evolver_api_key
+            },
+            model,
+        )
     } else {
-        let model = if rl.evolver_model.is_empty() { &config.llm.model_id } else { &rl.evolver_model };
+        let model = if rl.evolver_model.is_empty() {
+            &config.llm.model_id
+        } else {
+            &rl.evolver_model
+        };
         (&rl.evolver_api_base, &rl.evolver_api_key, model)
     };
     if base.is_empty() || model.is_empty() {
@@ -70,7 +86,12 @@ fn store_err(e: metaclaw_store::StoreError) -> CoreError {
 }
 
 impl Evolution {
-    pub fn new(config: &Config, store: Arc<Store>, skills: Arc<SkillService>, events: broadcast::Sender<Event>) -> Arc<Evolution> {
+    pub fn new(
+        config: &Config,
+        store: Arc<Store>,
+        skills: Arc<SkillService>,
+        events: broadcast::Sender<Event>,
+    ) -> Arc<Evolution> {
         Arc::new(Evolution {
             store,
             skills,
@@ -85,7 +106,15 @@ impl Evolution {
         self.evolver.as_ref().map(|e| e.model.as_str())
     }
 
-    fn record_run(&self, session: &str, trigger: EvolutionTrigger, status: EvolutionRunStatus, error: Option<String>, proposals: usize, started: chrono::DateTime<chrono::Utc>) {
+    fn record_run(
+        &self,
+        session: &str,
+        trigger: EvolutionTrigger,
+        status: EvolutionRunStatus,
+        error: Option<String>,
+        proposals: usize,
+        started: chrono::DateTime<chrono::Utc>,
+    ) {
         let run = NewEvolutionRun {
             session_id: Some(session.to_owned()),
             trigger,
@@ -101,28 +130,60 @@ impl Evolution {
         }
         if let Some(error) = error.filter(|_| status == EvolutionRunStatus::Failed) {
             tracing::warn!(%session, "skill evolution failed: {error}");
-            let _ = self.events.send(Event::EvolutionFailed { session_id: Some(session.to_owned()), error });
+            let _ = self.events.send(Event::EvolutionFailed {
+                session_id: Some(session.to_owned()),
+                error,
+            });
         }
     }
 
     /// Distil a session into proposals. Failures are recorded and returned in the report,
     /// never swallowed.
-    pub async fn distil(&self, session_id: &str, trigger: EvolutionTrigger) -> Result<RunReport, CoreError> {
+    pub async fn distil(
+        &self,
+        session_id: &str,
+        trigger: EvolutionTrigger,
+    ) -> Result<RunReport, CoreError> {
         let started = chrono::Utc::now();
-        if !self.running.lock().unwrap_or_else(|e| e.into_inner()).insert(session_id.to_owned()) {
-            return Ok(RunReport { session_id: session_id.to_owned(), status: EvolutionRunStatus::Skipped, proposals: vec![], dropped: vec![], signals: vec![], error: Some("already running for this session".into()) });
+        if !self
+            .running
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(session_id.to_owned())
+        {
+            return Ok(RunReport {
+                session_id: session_id.to_owned(),
+                status: EvolutionRunStatus::Skipped,
+                proposals: vec![],
+                dropped: vec![],
+                signals: vec![],
+                error: Some("already running for this session".into()),
+            });
         }
         let result = self.distil_inner(session_id, trigger, started).await;
-        self.running.lock().unwrap_or_else(|e| e.into_inner()).remove(session_id);
+        self.running
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(session_id);
         result
     }
 
-    async fn distil_inner(&self, session_id: &str, trigger: EvolutionTrigger, started: chrono::DateTime<chrono::Utc>) -> Result<RunReport, CoreError> {
+    async fn distil_inner(
+        &self,
+        session_id: &str,
+        trigger: EvolutionTrigger,
+        started: chrono::DateTime<chrono::Utc>,
+    ) -> Result<RunReport, CoreError> {
         let rows = self.store.turns_in_session(session_id).map_err(store_err)?;
         if rows.is_empty() {
-            return Err(CoreError::Skills(format!("no turns recorded for session `{session_id}`")));
+            return Err(CoreError::Skills(format!(
+                "no turns recorded for session `{session_id}`"
+            )));
         }
-        let feedback = self.store.feedback_in_session(session_id).map_err(store_err)?;
+        let feedback = self
+            .store
+            .feedback_in_session(session_id)
+            .map_err(store_err)?;
         let turns: Vec<TurnView> = rows
             .iter()
             .map(|r| TurnView {
@@ -138,23 +199,58 @@ impl Evolution {
             })
             .collect();
         let signals = metaclaw_evolve::signals(&turns);
-        let main = turns.iter().filter(|t| t.turn_type == TurnType::Main).count();
-        let mut report = RunReport { session_id: session_id.to_owned(), status: EvolutionRunStatus::Ok, proposals: vec![], dropped: vec![], signals: signals.clone(), error: None };
+        let main = turns
+            .iter()
+            .filter(|t| t.turn_type == TurnType::Main)
+            .count();
+        let mut report = RunReport {
+            session_id: session_id.to_owned(),
+            status: EvolutionRunStatus::Ok,
+            proposals: vec![],
+            dropped: vec![],
+            signals: signals.clone(),
+            error: None,
+        };
         if signals.is_empty() && main < MIN_TURNS_WITHOUT_SIGNALS {
             report.status = EvolutionRunStatus::Skipped;
-            report.error = Some(format!("nothing to learn: no signals and {main} main turns"));
-            self.record_run(session_id, trigger, EvolutionRunStatus::Skipped, report.error.clone(), 0, started);
+            report.error = Some(format!(
+                "nothing to learn: no signals and {main} main turns"
+            ));
+            self.record_run(
+                session_id,
+                trigger,
+                EvolutionRunStatus::Skipped,
+                report.error.clone(),
+                0,
+                started,
+            );
             return Ok(report);
         }
         let Some(evolver) = &self.evolver else {
             report.status = EvolutionRunStatus::Failed;
             report.error = Some("no evolver endpoint: set llm.api_base and llm.model_id, or rl.evolver_api_base and rl.evolver_model".into());
-            self.record_run(session_id, trigger, EvolutionRunStatus::Failed, report.error.clone(), 0, started);
+            self.record_run(
+                session_id,
+                trigger,
+                EvolutionRunStatus::Failed,
+                report.error.clone(),
+                0,
+                started,
+            );
             return Ok(report);
         };
         let library = self.skills.library();
-        let existing: Vec<(String, String)> = library.skills().iter().map(|s| (s.name.clone(), s.description.clone())).collect();
-        let rejected_names: HashSet<String> = self.store.rejected_names().map_err(store_err)?.into_iter().collect();
+        let existing: Vec<(String, String)> = library
+            .skills()
+            .iter()
+            .map(|s| (s.name.clone(), s.description.clone()))
+            .collect();
+        let rejected_names: HashSet<String> = self
+            .store
+            .rejected_names()
+            .map_err(store_err)?
+            .into_iter()
+            .collect();
         let mut rejected: Vec<String> = rejected_names.iter().cloned().collect();
         rejected.sort();
         let transcript = metaclaw_evolve::render(&turns, TRANSCRIPT_BUDGET);
@@ -164,27 +260,58 @@ impl Evolution {
             Err(e) => {
                 report.status = EvolutionRunStatus::Failed;
                 report.error = Some(e.to_string());
-                self.record_run(session_id, trigger, EvolutionRunStatus::Failed, report.error.clone(), 0, started);
+                self.record_run(
+                    session_id,
+                    trigger,
+                    EvolutionRunStatus::Failed,
+                    report.error.clone(),
+                    0,
+                    started,
+                );
                 return Ok(report);
             }
         };
         let mut fingerprints = self.store.rejected_fingerprints().map_err(store_err)?;
         // A proposal already waiting in the inbox is not proposed twice.
-        fingerprints.extend(self.store.proposals(Some(ProposalStatus::Pending)).map_err(store_err)?.into_iter().map(|p| p.fingerprint));
-        let (candidates, dropped) = metaclaw_evolve::prepare(&raw, &library, &fingerprints, &rejected_names, Some(session_id));
+        fingerprints.extend(
+            self.store
+                .proposals(Some(ProposalStatus::Pending))
+                .map_err(store_err)?
+                .into_iter()
+                .map(|p| p.fingerprint),
+        );
+        let (candidates, dropped) = metaclaw_evolve::prepare(
+            &raw,
+            &library,
+            &fingerprints,
+            &rejected_names,
+            Some(session_id),
+        );
         report.dropped = dropped;
         let session_turns: HashSet<&str> = turns.iter().map(|t| t.turn_id.as_str()).collect();
         for c in candidates {
-            let mut from: Vec<String> = c.turns.iter().filter(|t| session_turns.contains(t.as_str())).cloned().collect();
+            let mut from: Vec<String> = c
+                .turns
+                .iter()
+                .filter(|t| session_turns.contains(t.as_str()))
+                .cloned()
+                .collect();
             if from.is_empty() {
                 from = signals.iter().map(|s| s.turn_id.clone()).collect();
                 from.dedup();
             }
-            let related: Vec<&metaclaw_evolve::Signal> = signals.iter().filter(|s| from.contains(&s.turn_id)).collect();
+            let related: Vec<&metaclaw_evolve::Signal> = signals
+                .iter()
+                .filter(|s| from.contains(&s.turn_id))
+                .collect();
             let id = self
                 .store
                 .insert_proposal(NewProposal {
-                    kind: if c.base_content.is_some() { ProposalKind::Update } else { ProposalKind::New },
+                    kind: if c.base_content.is_some() {
+                        ProposalKind::Update
+                    } else {
+                        ProposalKind::New
+                    },
                     skill_name: c.name.clone(),
                     content: c.content,
                     base_content: c.base_content,
@@ -199,9 +326,19 @@ impl Evolution {
                 .map_err(store_err)?;
             report.proposals.push(id);
         }
-        self.record_run(session_id, trigger, EvolutionRunStatus::Ok, None, report.proposals.len(), started);
+        self.record_run(
+            session_id,
+            trigger,
+            EvolutionRunStatus::Ok,
+            None,
+            report.proposals.len(),
+            started,
+        );
         if !report.proposals.is_empty() {
-            let _ = self.events.send(Event::ProposalsCreated { session_id: Some(session_id.to_owned()), proposal_ids: report.proposals.clone() });
+            let _ = self.events.send(Event::ProposalsCreated {
+                session_id: Some(session_id.to_owned()),
+                proposal_ids: report.proposals.clone(),
+            });
             if self.auto_approve {
                 for id in &report.proposals {
                     if let Err(e) = self.approve(*id, None) {
@@ -218,11 +355,16 @@ impl Evolution {
     }
 
     fn proposal(&self, id: i64) -> Result<ProposalRow, CoreError> {
-        self.store.proposal(id).map_err(store_err)?.ok_or_else(|| CoreError::Skills(format!("no proposal #{id}")))
+        self.store
+            .proposal(id)
+            .map_err(store_err)?
+            .ok_or_else(|| CoreError::Skills(format!("no proposal #{id}")))
     }
 
     fn skills_dir(&self) -> Result<PathBuf, CoreError> {
-        self.skills.user_dir().ok_or_else(|| CoreError::Skills("no user skills folder is configured (skills.dir)".into()))
+        self.skills.user_dir().ok_or_else(|| {
+            CoreError::Skills("no user skills folder is configured (skills.dir)".into())
+        })
     }
 
     /// The file a skill lives in; names are checked so they can never leave the folder.
@@ -234,14 +376,32 @@ impl Evolution {
     }
 
     /// Write (or, for empty content, remove) a skill's file, then record the version.
-    fn apply(&self, name: &str, content: &str, author: Author, action: VersionAction, proposal_id: Option<i64>) -> Result<SkillVersionRow, CoreError> {
+    fn apply(
+        &self,
+        name: &str,
+        content: &str,
+        author: Author,
+        action: VersionAction,
+        proposal_id: Option<i64>,
+    ) -> Result<SkillVersionRow, CoreError> {
         let path = self.skill_file(name)?;
         // Keep a skill's earlier text restorable: its first recorded version is what was there.
-        if self.store.skill_versions(name).map_err(store_err)?.is_empty()
-            && let Some(before) = self.current_text(name)
+        // (empty when the skill did not exist, so rolling back to it removes the skill).
+        if self
+            .store
+            .skill_versions(name)
+            .map_err(store_err)?
+            .is_empty()
         {
+            let before = self.current_text(name).unwrap_or_default();
             self.store
-                .record_skill_version(NewSkillVersion { skill_name: name.to_owned(), content: before, author: Author::User, action: VersionAction::Create, proposal_id: None })
+                .record_skill_version(NewSkillVersion {
+                    skill_name: name.to_owned(),
+                    content: before,
+                    author: Author::User,
+                    action: VersionAction::Create,
+                    proposal_id: None,
+                })
                 .map_err(store_err)?;
         }
         if content.is_empty() {
@@ -251,11 +411,21 @@ impl Evolution {
         }
         let row = self
             .store
-            .record_skill_version(NewSkillVersion { skill_name: name.to_owned(), content: content.to_owned(), author, action, proposal_id })
+            .record_skill_version(NewSkillVersion {
+                skill_name: name.to_owned(),
+                content: content.to_owned(),
+                author,
+                action,
+                proposal_id,
+            })
             .map_err(store_err)?;
         self.skills.reload();
         self.skills.set_generation(row.generation);
-        let _ = self.events.send(Event::SkillChanged { name: name.to_owned(), version: row.version, generation: row.generation });
+        let _ = self.events.send(Event::SkillChanged {
+            name: name.to_owned(),
+            version: row.version,
+            generation: row.generation,
+        });
         Ok(row)
     }
 
@@ -264,18 +434,32 @@ impl Evolution {
         let skill = lib.get(name)?;
         Some(match skill.source {
             SkillSource::User => std::fs::read_to_string(&skill.path).ok()?,
-            SkillSource::Bundled => metaclaw_skills::bundled_files().into_iter().find(|(f, _)| *f == name)?.1.to_owned(),
+            SkillSource::Bundled => metaclaw_skills::bundled_files()
+                .into_iter()
+                .find(|(f, _)| *f == name)?
+                .1
+                .to_owned(),
         })
     }
 
     /// Check a SKILL.md before it goes live: it must parse, keep its name and lint clean.
     fn validate(name: &str, content: &str) -> Result<(), CoreError> {
-        let skill = Skill::parse(content, PathBuf::from(format!("{name}/SKILL.md")), SkillSource::User)
-            .map_err(|e| CoreError::Skills(format!("the edited skill is invalid: {e}")))?;
+        let skill = Skill::parse(
+            content,
+            PathBuf::from(format!("{name}/SKILL.md")),
+            SkillSource::User,
+        )
+        .map_err(|e| CoreError::Skills(format!("the edited skill is invalid: {e}")))?;
         if skill.name != name {
-            return Err(CoreError::Skills(format!("the skill's name must stay `{name}` (it is `{}`)", skill.name)));
+            return Err(CoreError::Skills(format!(
+                "the skill's name must stay `{name}` (it is `{}`)",
+                skill.name
+            )));
         }
-        if let Some(err) = metaclaw_skills::check_skill(&skill, name).into_iter().find(|f| f.level == Level::Error) {
+        if let Some(err) = metaclaw_skills::check_skill(&skill, name)
+            .into_iter()
+            .find(|f| f.level == Level::Error)
+        {
             return Err(CoreError::Skills(err.message));
         }
         Ok(())
@@ -285,7 +469,10 @@ impl Evolution {
     pub fn approve(&self, id: i64, edited: Option<String>) -> Result<SkillVersionRow, CoreError> {
         let p = self.proposal(id)?;
         if p.status != ProposalStatus::Pending {
-            return Err(CoreError::Skills(format!("proposal #{id} is {}, not pending", p.status.as_str())));
+            return Err(CoreError::Skills(format!(
+                "proposal #{id} is {}, not pending",
+                p.status.as_str()
+            )));
         }
         let (content, author, action) = match edited {
             Some(text) => (text, Author::User, VersionAction::Edit),
@@ -293,7 +480,9 @@ impl Evolution {
         };
         Self::validate(&p.skill_name, &content)?;
         let row = self.apply(&p.skill_name, &content, author, action, Some(id))?;
-        self.store.set_proposal_status(id, ProposalStatus::Approved, None).map_err(store_err)?;
+        self.store
+            .set_proposal_status(id, ProposalStatus::Approved, None)
+            .map_err(store_err)?;
         Ok(row)
     }
 
@@ -301,20 +490,36 @@ impl Evolution {
     pub fn reject(&self, id: i64, reason: Option<String>) -> Result<(), CoreError> {
         let p = self.proposal(id)?;
         if p.status != ProposalStatus::Pending {
-            return Err(CoreError::Skills(format!("proposal #{id} is {}, not pending", p.status.as_str())));
+            return Err(CoreError::Skills(format!(
+                "proposal #{id} is {}, not pending",
+                p.status.as_str()
+            )));
         }
-        self.store.set_proposal_status(id, ProposalStatus::Rejected, reason).map_err(store_err)
+        self.store
+            .set_proposal_status(id, ProposalStatus::Rejected, reason)
+            .map_err(store_err)
     }
 
     /// Take back an approval: the skill returns to what it was before (or goes away if new).
     pub fn undo(&self, id: i64) -> Result<SkillVersionRow, CoreError> {
         let p = self.proposal(id)?;
         if p.status != ProposalStatus::Approved {
-            return Err(CoreError::Skills(format!("proposal #{id} is {}, not approved", p.status.as_str())));
+            return Err(CoreError::Skills(format!(
+                "proposal #{id} is {}, not approved",
+                p.status.as_str()
+            )));
         }
         let before = p.base_content.clone().unwrap_or_default();
-        let row = self.apply(&p.skill_name, &before, Author::User, VersionAction::Undo, Some(id))?;
-        self.store.set_proposal_status(id, ProposalStatus::Undone, None).map_err(store_err)?;
+        let row = self.apply(
+            &p.skill_name,
+            &before,
+            Author::User,
+            VersionAction::Undo,
+            Some(id),
+        )?;
+        self.store
+            .set_proposal_status(id, ProposalStatus::Undone, None)
+            .map_err(store_err)?;
         Ok(row)
     }
 
@@ -328,19 +533,39 @@ impl Evolution {
             .store
             .skill_version(name, version)
             .map_err(store_err)?
-            .ok_or_else(|| CoreError::Skills(format!("`{name}` has no version {version} (see `metaclaw skills history {name}`)")))?;
-        self.apply(name, &v.content, Author::User, VersionAction::Rollback, None)
+            .ok_or_else(|| {
+                CoreError::Skills(format!(
+                    "`{name}` has no version {version} (see `metaclaw skills history {name}`)"
+                ))
+            })?;
+        self.apply(
+            name,
+            &v.content,
+            Author::User,
+            VersionAction::Rollback,
+            None,
+        )
     }
 
     /// Thumbs up (+1) or down (-1) on a turn, with an optional note.
-    pub fn feedback(&self, turn_id: &str, rating: i8, note: Option<String>) -> Result<(), CoreError> {
-        self.store.set_feedback(turn_id, rating, note).map_err(store_err)
+    pub fn feedback(
+        &self,
+        turn_id: &str,
+        rating: i8,
+        note: Option<String>,
+    ) -> Result<(), CoreError> {
+        self.store
+            .set_feedback(turn_id, rating, note)
+            .map_err(store_err)
     }
 }
 
 fn write_atomically(path: &Path, content: &str) -> Result<(), CoreError> {
-    let io = |e: std::io::Error| CoreError::Skills(format!("could not write {}: {e}", path.display()));
-    let dir = path.parent().ok_or_else(|| CoreError::Skills("bad skill path".into()))?;
+    let io =
+        |e: std::io::Error| CoreError::Skills(format!("could not write {}: {e}", path.display()));
+    let dir = path
+        .parent()
+        .ok_or_else(|| CoreError::Skills("bad skill path".into()))?;
     std::fs::create_dir_all(dir).map_err(io)?;
     let tmp = dir.join(".SKILL.md.tmp");
     std::fs::write(&tmp, content).map_err(io)?;
@@ -351,7 +576,12 @@ fn remove_skill(path: &Path) -> Result<(), CoreError> {
     match std::fs::remove_file(path) {
         Ok(()) => {}
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => return Err(CoreError::Skills(format!("could not remove {}: {e}", path.display()))),
+        Err(e) => {
+            return Err(CoreError::Skills(format!(
+                "could not remove {}: {e}",
+                path.display()
+            )));
+        }
     }
     if let Some(dir) = path.parent() {
         let _ = std::fs::remove_dir(dir);
@@ -360,7 +590,12 @@ fn remove_skill(path: &Path) -> Result<(), CoreError> {
 }
 
 /// Runs distillation when sessions end and every `every_n` main turns; never on the request path.
-pub(crate) async fn triggers(evolution: Arc<Evolution>, mut rx: broadcast::Receiver<Event>, every_n: u32, auto_evolve: bool) {
+pub(crate) async fn triggers(
+    evolution: Arc<Evolution>,
+    mut rx: broadcast::Receiver<Event>,
+    every_n: u32,
+    auto_evolve: bool,
+) {
     let mut main_turns: HashMap<String, u32> = HashMap::new();
     loop {
         let event = match rx.recv().await {
@@ -376,7 +611,11 @@ pub(crate) async fn triggers(evolution: Arc<Evolution>, mut rx: broadcast::Recei
                 main_turns.remove(&session_id);
                 (session_id, EvolutionTrigger::SessionEnd)
             }
-            Event::TurnCompleted { session_id, turn_type: TurnType::Main, .. } if every_n > 0 => {
+            Event::TurnCompleted {
+                session_id,
+                turn_type: TurnType::Main,
+                ..
+            } if every_n > 0 => {
                 let n = main_turns.entry(session_id.clone()).or_default();
                 *n += 1;
                 if *n % every_n != 0 {

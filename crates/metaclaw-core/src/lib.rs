@@ -9,7 +9,7 @@ mod runtime;
 mod skills;
 
 pub use error::CoreError;
-pub use runtime::{CoreOptions, RunningCore, start};
 pub use evolution::{Evolution, RunReport};
 pub use metaclaw_store::EvolutionTrigger;
+pub use runtime::{CoreOptions, RunningCore, start};
 pub use skills::{SkillInfo, SkillService};

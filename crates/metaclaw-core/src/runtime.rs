@@ -14,9 +14,9 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::CoreError;
+use crate::evolution::Evolution;
 use crate::health::{Health, healthz};
 use crate::recording::RecordingHook;
-use crate::evolution::Evolution;
 use crate::skills::{SkillInjector, SkillService};
 use metaclaw_skills::WatchGuard;
 

@@ -132,7 +132,7 @@ mod tests {
             dialect,
             body: body.as_object().unwrap().clone(),
             injected: vec![],
-                skill_generation: None,
+            skill_generation: None,
         }
     }
 
