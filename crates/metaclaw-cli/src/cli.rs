@@ -23,6 +23,14 @@ pub enum Command {
     /// Browse, search, switch and lint skills.
     #[command(subcommand)]
     Skills(SkillsCommand),
+    /// Thumbs up or down on a turn (a signal for skill evolution).
+    Feedback {
+        turn_id: String,
+        #[arg(value_parser = ["up", "down"])]
+        rating: String,
+        #[arg(long)]
+        note: Option<String>,
+    },
     /// Print the version.
     Version,
 }
@@ -56,6 +64,35 @@ pub enum SkillsCommand {
     Lint { dir: Option<std::path::PathBuf> },
     /// Copy the bundled bank into your skills folder (existing skills are kept).
     Install,
+    /// Distil skills from a session now (default: the most recent session).
+    Distil { session: Option<String> },
+    /// Proposals waiting for review.
+    Pending {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Approve a proposal, optionally editing it first.
+    Approve {
+        id: i64,
+        /// Open the proposal in $EDITOR before approving.
+        #[arg(long)]
+        edit: bool,
+        /// Approve this file's content instead of the proposal's.
+        #[arg(long, conflicts_with = "edit")]
+        file: Option<std::path::PathBuf>,
+    },
+    /// Reject a proposal; it will not be proposed again.
+    Reject {
+        id: i64,
+        #[arg(long)]
+        reason: Option<String>,
+    },
+    /// Take back an approval.
+    Undo { id: i64 },
+    /// Every version of a skill.
+    History { name: String },
+    /// Restore a version of a skill.
+    Rollback { name: String, version: u64 },
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]

@@ -30,6 +30,11 @@ fn main() -> ExitCode {
         Command::Status(args) => status::run(&home, &args),
         Command::Config(ConfigArgs { key, value }) => config_cmd::run(&home, key, value),
         Command::Skills(cmd) => skills_cmd::run(&home, cmd),
+        Command::Feedback {
+            turn_id,
+            rating,
+            note,
+        } => skills_cmd::feedback(&home, &turn_id, &rating, note),
         Command::Version => {
             output::say(&format!("metaclaw {}", env!("CARGO_PKG_VERSION")));
             Ok(())

@@ -29,6 +29,7 @@ pub fn run(home: &Home, args: &StatusArgs) -> Result<()> {
     });
     let upstream = runtime.block_on(probe_upstream(&client, &config));
     let turns_today = turns_today(home);
+    let evolution = evolution_summary(home);
 
     let report = json!({
         "running": running,
@@ -40,6 +41,7 @@ pub fn run(home: &Home, args: &StatusArgs) -> Result<()> {
         "uptime_s": health.as_ref().and_then(|h| h.get("uptime_s").cloned()),
         "upstream": {"url": config.llm.api_base, "reachable": upstream.0, "detail": upstream.1},
         "turns_today": turns_today,
+        "skills": evolution,
     });
     if args.json {
         say(&serde_json::to_string_pretty(&report)?);
@@ -76,6 +78,20 @@ pub fn run(home: &Home, args: &StatusArgs) -> Result<()> {
     match turns_today {
         Some(n) => say(&format!("turns today {n}")),
         None => say("turns today 0 (no database yet)"),
+    }
+    if let Some(pending) = report["skills"]["pending_proposals"].as_u64() {
+        say(&format!(
+            "proposals  {pending} waiting for review (metaclaw skills pending)"
+        ));
+    }
+    if let Some(fail) = report["skills"]["last_evolution_failure"].as_object() {
+        say(&format!(
+            "evolution  last failure {}: {}",
+            fail.get("finished_at")
+                .and_then(Value::as_str)
+                .unwrap_or("?"),
+            fail.get("error").and_then(Value::as_str).unwrap_or("?")
+        ));
     }
     Ok(())
 }
@@ -136,6 +152,20 @@ fn turns_today(home: &Home) -> Option<u64> {
         .earliest()?
         .with_timezone(&Utc);
     store.turns_since(since).ok()
+}
+
+/// Pending proposals and the last failed evolution run, read from the database.
+fn evolution_summary(home: &Home) -> Value {
+    let path = home.db_path();
+    let Ok(store) = metaclaw_store::Store::open_read_only(&path) else {
+        return Value::Null;
+    };
+    let pending = store
+        .proposals(Some(metaclaw_store::ProposalStatus::Pending))
+        .map(|p| p.len())
+        .ok();
+    let failure = store.last_evolution_failure().ok().flatten();
+    json!({"pending_proposals": pending, "last_evolution_failure": failure})
 }
 
 fn human_duration(secs: f64) -> String {

@@ -356,3 +356,138 @@ fn skills_list_search_switch_show_and_lint() {
                 .and(predicate::str::contains("must start with")),
         );
 }
+
+#[test]
+fn evolution_inbox_from_the_command_line() {
+    use metaclaw_tests::mock_upstream::Behaviour;
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let mock = rt.block_on(MockUpstream::start()).unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let port = free_port();
+    std::fs::write(
+        home.path().join("config.yaml"),
+        format!(
+            "llm:\n  provider: custom\n  model_id: mock-model\n  api_base: {}\n  api_key: k\nproxy:\n  port: {port}\n  api_key: pk\nskills:\n  auto_evolve: false\n",
+            mock.openai_base()
+        ),
+    )
+    .unwrap();
+    metaclaw(home.path()).arg("start").assert().success();
+    let send = |body: serde_json::Value| {
+        rt.block_on(async {
+            reqwest::Client::new()
+                .post(format!("http://127.0.0.1:{port}/v1/chat/completions"))
+                .bearer_auth("pk")
+                .header("x-session-id", "cli-session")
+                .json(&body)
+                .send()
+                .await
+                .unwrap()
+                .text()
+                .await
+                .unwrap()
+        })
+    };
+    send(
+        serde_json::json!({"messages": [{"role": "user", "content": "format the date for the report"}]}),
+    );
+    send(
+        serde_json::json!({"messages": [{"role": "user", "content": "format the date for the report"},
+        {"role": "assistant", "content": "11/21/2026"}, {"role": "user", "content": "No, I said ISO 8601 dates"}]}),
+    );
+    metaclaw(home.path()).arg("stop").assert().success();
+
+    let proposal = serde_json::json!({"proposals": [{"name": "use-iso-dates", "category": "communication",
+        "description": "Use when writing dates in reports or messages: prefer ISO 8601",
+        "body": "# ISO dates\n\n## Steps\n1. Write YYYY-MM-DD.\n\n## Anti-patterns\n- 11/21/2026.", "reason": "user corrected the date format", "turns": []}]});
+    mock.push(Behaviour::Match {
+        contains: Some("## Existing skills".into()),
+        path: None,
+        then: Box::new(Behaviour::reply(proposal.to_string())),
+    });
+    metaclaw(home.path())
+        .args(["skills", "distil"])
+        .assert()
+        .success()
+        .stdout(
+            predicate::str::contains("Correction")
+                .and(predicate::str::contains("1 proposal(s) waiting")),
+        );
+    metaclaw(home.path())
+        .args(["skills", "pending"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("#1 new `use-iso-dates`"));
+    let status = metaclaw(home.path())
+        .args(["status", "--json"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let status: serde_json::Value = serde_json::from_slice(&status).unwrap();
+    assert_eq!(status["skills"]["pending_proposals"], 1);
+
+    let edited = home.path().join("edited.md");
+    std::fs::write(&edited, "---\nname: use-iso-dates\ndescription: Use when writing dates anywhere\ncategory: communication\n---\nAlways YYYY-MM-DD.\n").unwrap();
+    metaclaw(home.path())
+        .args(["skills", "approve", "1", "--file"])
+        .arg(&edited)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("version 2"));
+    assert!(home.path().join("skills/use-iso-dates/SKILL.md").exists());
+    metaclaw(home.path())
+        .args(["skills", "approve", "1"])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("not pending"));
+    metaclaw(home.path())
+        .args(["skills", "history", "use-iso-dates"])
+        .assert()
+        .success()
+        .stdout(
+            predicate::str::contains("v1")
+                .and(predicate::str::contains("(absent)"))
+                .and(predicate::str::contains("v2")),
+        );
+    metaclaw(home.path())
+        .args(["skills", "rollback", "use-iso-dates", "1"])
+        .assert()
+        .success();
+    assert!(!home.path().join("skills/use-iso-dates/SKILL.md").exists());
+    metaclaw(home.path())
+        .args(["skills", "rollback", "use-iso-dates", "9"])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("no version 9"));
+
+    let store = metaclaw_store::Store::open_read_only(home.path().join("metaclaw.db")).unwrap();
+    let turn = store.turn_ids_in_session("cli-session").unwrap()[0].clone();
+    metaclaw(home.path())
+        .args(["feedback", &turn, "down", "--note", "wrong format"])
+        .assert()
+        .success();
+    assert_eq!(store.feedback(&turn).unwrap().unwrap().rating, -1);
+    metaclaw(home.path())
+        .args(["feedback", "nope", "up"])
+        .assert()
+        .failure();
+    // An evolver that cannot answer: the failure is reported, not swallowed.
+    mock.push(Behaviour::Match {
+        contains: Some("## Existing skills".into()),
+        path: None,
+        then: Box::new(Behaviour::error(503)),
+    });
+    metaclaw(home.path())
+        .args(["skills", "distil", "cli-session"])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("HTTP 503"));
+    metaclaw(home.path())
+        .args(["status"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("last failure"));
+    rt.block_on(mock.stop());
+}

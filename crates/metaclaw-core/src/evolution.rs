@@ -618,7 +618,7 @@ pub(crate) async fn triggers(
             } if every_n > 0 => {
                 let n = main_turns.entry(session_id.clone()).or_default();
                 *n += 1;
-                if *n % every_n != 0 {
+                if !n.is_multiple_of(every_n) {
                     continue;
                 }
                 (session_id, EvolutionTrigger::EveryNTurns)

@@ -181,6 +181,13 @@ impl SkillService {
             }
             Err(e) => tracing::warn!("could not read skill switches: {e}"),
         }
+        // Another process (the CLI) may have approved a change.
+        match self.store.skill_generation() {
+            Ok(g) => {
+                self.generation.fetch_max(g, Ordering::Relaxed);
+            }
+            Err(e) => tracing::warn!("could not read the skill generation: {e}"),
+        }
     }
 
     pub fn list(&self) -> Vec<SkillInfo> {
