@@ -381,3 +381,44 @@ async fn feedback_is_a_signal_and_every_n_turns_triggers() {
     );
     h.stop().await;
 }
+
+#[tokio::test]
+async fn sessions_left_open_by_a_previous_run_are_closed_at_start() {
+    use metaclaw_config::Home;
+    use metaclaw_core::CoreOptions;
+    let mock = metaclaw_tests::mock_upstream::MockUpstream::start()
+        .await
+        .unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let mut config = support::config_for(&mock);
+    config.skills.auto_evolve = false;
+    let start = |config| {
+        let mut opts = CoreOptions::new(Home::at(home.path()), config);
+        opts.bind = Some("127.0.0.1:0".parse().unwrap());
+        metaclaw_core::start(opts)
+    };
+    let first = start(config.clone()).await.unwrap();
+    reqwest::Client::new()
+        .post(format!("http://{}/v1/chat/completions", first.addr()))
+        .bearer_auth(support::PROXY_KEY)
+        .header("x-session-id", "left-open")
+        .json(&chat(json!([{"role": "user", "content": "hello"}])))
+        .send()
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    first.shutdown().await.unwrap();
+    let second = start(config).await.unwrap();
+    let ended = wait_for(|| {
+        second.store().flush().unwrap();
+        second
+            .store()
+            .session("left-open")
+            .unwrap()
+            .and_then(|s| s.end_reason)
+    })
+    .await;
+    assert_eq!(ended, metaclaw_domain::SessionEndReason::Shutdown);
+    second.shutdown().await.unwrap();
+    mock.stop().await;
+}

@@ -41,8 +41,16 @@ pub fn run(home: &Home, cmd: SkillsCommand) -> Result<()> {
                     metaclaw_skills::SkillSource::User => "user",
                     metaclaw_skills::SkillSource::Bundled => "bundled",
                 };
+                let usage = if s.injected > 0 {
+                    format!(
+                        "  injected {}x, up {} down {}",
+                        s.injected, s.thumbs_up, s.thumbs_down
+                    )
+                } else {
+                    String::new()
+                };
                 say(&format!(
-                    "{:<34} {:<16} {:<8}{flags}",
+                    "{:<34} {:<16} {:<8}{flags}{usage}",
                     s.name, s.category, source
                 ));
             }

@@ -6,9 +6,9 @@ use axum::Router;
 use axum::routing::get;
 use axum::serve::ListenerExt;
 use metaclaw_config::{Config, Home};
-use metaclaw_domain::{Clock, Event, SystemClock};
+use metaclaw_domain::{Clock, Event, SessionEndReason, SystemClock};
 use metaclaw_proxy::{Hooks, ProxySettings, ProxyState, TurnHook};
-use metaclaw_store::Store;
+use metaclaw_store::{SessionRow, Store};
 use tokio::sync::broadcast;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -107,6 +107,19 @@ pub async fn start(opts: CoreOptions) -> Result<RunningCore, CoreError> {
         )));
         evolution
     });
+    // Sessions the previous run left open are closed now (recent ones go through the event
+    // bus, so skill evolution sees them).
+    // Read before the listener opens, so no session of this run is mistaken for one.
+    let left_open: Vec<SessionRow> = store
+        .sessions(1000)
+        .map(|all| all.into_iter().filter(|s| s.ended_at.is_none()).collect())
+        .unwrap_or_default();
+    background.push(tokio::spawn(close_sessions_left_open(
+        left_open,
+        store.clone(),
+        events.clone(),
+        clock.clone(),
+    )));
     hooks.push(Arc::new(RecordingHook {
         recorder: store.recorder(),
     }));
@@ -260,6 +273,29 @@ async fn refresh_skill_states(service: Arc<SkillService>) {
     loop {
         tick.tick().await;
         service.refresh_states();
+    }
+}
+
+async fn close_sessions_left_open(
+    sessions: Vec<SessionRow>,
+    store: Arc<Store>,
+    events: broadcast::Sender<Event>,
+    clock: Arc<dyn Clock>,
+) {
+    let now = clock.now();
+    for s in sessions {
+        if now - s.last_seen_at < chrono::Duration::hours(24) {
+            let _ = events.send(Event::SessionEnded {
+                session_id: s.id,
+                reason: SessionEndReason::Shutdown,
+                turns: s.turn_count,
+                at: now,
+            });
+        } else {
+            store
+                .recorder()
+                .session_ended(s.id, SessionEndReason::Shutdown, now);
+        }
     }
 }
 

@@ -57,6 +57,10 @@ pub struct SkillInfo {
     pub path: String,
     pub enabled: bool,
     pub pinned: bool,
+    /// Turns it was injected into, and the thumbs those turns got.
+    pub injected: u64,
+    pub thumbs_up: u64,
+    pub thumbs_down: u64,
 }
 
 pub struct SkillService {
@@ -192,6 +196,10 @@ impl SkillService {
 
     pub fn list(&self) -> Vec<SkillInfo> {
         let states = self.states.load();
+        let stats = self.store.skill_stats().unwrap_or_else(|e| {
+            tracing::warn!("could not read skill stats: {e}");
+            HashMap::new()
+        });
         self.library()
             .skills()
             .iter()
@@ -206,6 +214,9 @@ impl SkillService {
                     path: s.path.display().to_string(),
                     enabled: st.enabled,
                     pinned: st.pinned,
+                    injected: stats.get(&s.name).map_or(0, |x| x.injected),
+                    thumbs_up: stats.get(&s.name).map_or(0, |x| x.thumbs_up),
+                    thumbs_down: stats.get(&s.name).map_or(0, |x| x.thumbs_down),
                 }
             })
             .collect()

@@ -11,7 +11,7 @@ pub enum SessionEndReason {
     IdleTimeout,
     /// A header-less client started over with fewer messages than before.
     CountDrop,
-    /// The daemon is shutting down.
+    /// The daemon stopped while the session was open; it is closed at the next start.
     Shutdown,
 }
 
