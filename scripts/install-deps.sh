@@ -32,5 +32,14 @@ if [[ "$(printf '%s\n' 1.95.0 "$have" | sort -V | head -1)" != "1.95.0" ]]; then
   exit 1
 fi
 
+# npm installs Node 24 and OpenClaw for the end-to-end test (Debian's node is too old to run
+# OpenClaw itself; npm only fetches packages).
+if ! command -v npm >/dev/null 2>&1; then
+  $SUDO apt-get update -qq
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends nodejs npm >&2
+fi
+
 # The official openai and anthropic Python SDKs drive the proxy in tests.
 "$REPO/scripts/setup-python.sh" >/dev/null
+# A real OpenClaw for the wiring end-to-end test.
+"$REPO/scripts/setup-openclaw.sh" >/dev/null

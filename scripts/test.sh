@@ -7,6 +7,8 @@ cd "$REPO"
 "$REPO/scripts/install-deps.sh"
 
 export CARGO_TERM_COLOR=never
+# Enables the real-OpenClaw end-to-end test.
+export METACLAW_OPENCLAW_DIR="$("$REPO/scripts/setup-openclaw.sh" | tail -1)"
 # Build every target once with one package selection, so `cargo test` rebuilds nothing.
 cargo build --locked --all-targets
 cargo test --locked

@@ -123,7 +123,8 @@ class Proxy:
             f"llm: {{provider: {provider}, model_id: {MODEL_ID}, api_base: \"{api_base}\", "
             f"api_key: {UPSTREAM_KEY}, timeout_seconds: {TIMEOUT_SECONDS}}}\n"
             f"proxy: {{port: {self.port}, api_key: {PROXY_KEY}, max_body_bytes: {MAX_BODY_BYTES}}}\n"
-            "skills: {enabled: false}\n" + extra_yaml
+            "skills: {enabled: false}\n"
+            "claw_type: none\n" + extra_yaml
         )
         self.log_path = self.home / "proxy.log"
         self._log = open(self.log_path, "wb")

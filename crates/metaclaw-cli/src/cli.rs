@@ -15,7 +15,20 @@ pub enum Command {
     /// Start the proxy (detached unless --foreground).
     Start(StartArgs),
     /// Stop the running daemon.
-    Stop,
+    Stop {
+        /// Also restore the agent's own configuration (undo the wiring).
+        #[arg(long)]
+        unwire: bool,
+    },
+    /// Stop, unwire the agent and (with --purge) delete ~/.metaclaw.
+    Uninstall {
+        /// Do not ask for confirmation.
+        #[arg(long, short)]
+        yes: bool,
+        /// Also delete the home directory: config, database, logs and your skills.
+        #[arg(long)]
+        purge: bool,
+    },
     /// Show whether the daemon runs, its mode, uptime, upstream and today's turns.
     Status(StatusArgs),
     /// `config show`, `config KEY`, or `config KEY VALUE`.
@@ -124,6 +137,9 @@ pub struct StartArgs {
     /// Run in this terminal instead of detaching.
     #[arg(long)]
     pub foreground: bool,
+    /// Do not configure the agent (claw_type) to use the proxy.
+    #[arg(long)]
+    pub no_wire: bool,
 }
 
 #[derive(Debug, Args)]

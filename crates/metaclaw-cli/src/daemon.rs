@@ -108,6 +108,7 @@ pub fn run_foreground(home: &Home, args: &StartArgs) -> Result<()> {
             .unwrap_or_default()
             .to_owned();
         let host = config.proxy.host.clone();
+        let wire_config = config.clone();
         let core =
             metaclaw_core::start(metaclaw_core::CoreOptions::new(home.clone(), config)).await?;
         let state = DaemonState {
@@ -119,6 +120,15 @@ pub fn run_foreground(home: &Home, args: &StartArgs) -> Result<()> {
             version: env!("CARGO_PKG_VERSION").to_owned(),
         };
         write_state(home, &state)?;
+        if !args.no_wire {
+            // Off the async runtime: wiring runs the agent's CLI, which takes seconds.
+            let (config, home2, port) = (wire_config.clone(), home.clone(), state.port);
+            tokio::task::spawn_blocking(move || {
+                for line in metaclaw_core::wiring::wire(&config, &home2, port).lines {
+                    tracing::info!("wiring: {line}");
+                }
+            });
+        }
         let token = core.shutdown_token();
         tokio::spawn(async move {
             wait_for_signal().await;
@@ -171,6 +181,16 @@ pub fn start_detached(home: &Home, args: &StartArgs) -> Result<()> {
             .map(|s| format!(" (pid {}, http://{}:{}/v1)", s.pid, s.host, s.port))
             .unwrap_or_default();
         say(&format!("MetaClaw is already running{at}."));
+        if !args.no_wire
+            && let (Some(state), Ok(loaded)) =
+                (read_state(home), metaclaw_config::load(&home.config_path()))
+        {
+            show_wiring(metaclaw_core::wiring::wire(
+                &loaded.config,
+                home,
+                state.port,
+            ));
+        }
         return Ok(());
     }
     // Fail fast on a broken config instead of in the detached child's log.
@@ -184,7 +204,8 @@ pub fn start_detached(home: &Home, args: &StartArgs) -> Result<()> {
     let log_start = log.metadata().map(|m| m.len()).unwrap_or(0);
     let exe = std::env::current_exe().context("cannot find the metaclaw executable")?;
     let mut cmd = Command::new(exe);
-    cmd.arg("start").arg("--foreground");
+    // The parent wires the agent once the daemon answers, so the messages reach this terminal.
+    cmd.arg("start").arg("--foreground").arg("--no-wire");
     if let Some(mode) = args.mode {
         cmd.args(["--mode", mode.as_str()]);
     }
@@ -248,6 +269,82 @@ pub fn start_detached(home: &Home, args: &StartArgs) -> Result<()> {
         config.proxy.port,
         log_path.display()
     ));
+    if !args.no_wire {
+        show_wiring(metaclaw_core::wiring::wire(
+            &config,
+            home,
+            config.proxy.port,
+        ));
+    }
+    Ok(())
+}
+
+fn show_wiring(report: metaclaw_core::wiring::WiringReport) {
+    for line in &report.lines {
+        say(line);
+    }
+    if let Some(manual) = &report.manual {
+        say(manual);
+    }
+}
+
+/// Restore the agent's configuration (`stop --unwire`, `uninstall`).
+pub fn unwire(home: &Home) -> Result<()> {
+    let loaded = metaclaw_config::load(&home.config_path())?;
+    show_wiring(metaclaw_core::wiring::unwire(&loaded.config, home));
+    Ok(())
+}
+
+pub fn uninstall(home: &Home, yes: bool, purge: bool) -> Result<()> {
+    use std::io::IsTerminal;
+    let what = if purge {
+        format!(
+            "stop MetaClaw, restore your agent's config and DELETE {} (config, database, logs and skills)",
+            home.root().display()
+        )
+    } else {
+        format!(
+            "stop MetaClaw and restore your agent's config (your data in {} is kept)",
+            home.root().display()
+        )
+    };
+    if !yes {
+        if !std::io::stdin().is_terminal() {
+            bail!("this would {what}; run again with --yes to confirm");
+        }
+        let ok = dialoguer::Confirm::new()
+            .with_prompt(format!("This will {what}. Continue?"))
+            .default(false)
+            .interact()?;
+        if !ok {
+            say("Nothing done.");
+            return Ok(());
+        }
+    }
+    stop(home)?;
+    if home.config_path().exists() {
+        unwire(home)?;
+    }
+    if purge {
+        match std::fs::remove_dir_all(home.root()) {
+            Ok(()) => say(&format!("Deleted {}.", home.root().display())),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                say(&format!("{} was already gone.", home.root().display()))
+            }
+            Err(e) => bail!("could not delete {}: {e}", home.root().display()),
+        }
+    } else {
+        say(&format!(
+            "Kept {} (config, database and skills); `metaclaw uninstall --purge` deletes it.",
+            home.root().display()
+        ));
+    }
+    if let Ok(exe) = std::env::current_exe() {
+        say(&format!(
+            "The program itself is {}; remove it with `cargo uninstall metaclaw-cli` or delete that file.",
+            exe.display()
+        ));
+    }
     Ok(())
 }
 

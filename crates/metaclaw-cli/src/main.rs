@@ -26,7 +26,14 @@ fn main() -> ExitCode {
         Command::Setup(args) => setup::run(&home, args),
         Command::Start(args) if args.foreground => daemon::run_foreground(&home, &args),
         Command::Start(args) => daemon::start_detached(&home, &args),
-        Command::Stop => daemon::stop(&home),
+        Command::Stop { unwire } => daemon::stop(&home).and_then(|()| {
+            if unwire {
+                daemon::unwire(&home)
+            } else {
+                Ok(())
+            }
+        }),
+        Command::Uninstall { yes, purge } => daemon::uninstall(&home, yes, purge),
         Command::Status(args) => status::run(&home, &args),
         Command::Config(ConfigArgs { key, value }) => config_cmd::run(&home, key, value),
         Command::Skills(cmd) => skills_cmd::run(&home, cmd),

@@ -10,7 +10,9 @@ use predicates::prelude::*;
 
 fn metaclaw(home: &Path) -> Command {
     let mut cmd = Command::cargo_bin("metaclaw").unwrap();
+    // Never touch a real OpenClaw on the test machine.
     cmd.env("METACLAW_HOME", home)
+        .env("METACLAW_OPENCLAW_BIN", "/nonexistent/openclaw")
         .env_remove("METACLAW_LOG")
         .timeout(Duration::from_secs(30));
     cmd
@@ -490,4 +492,62 @@ fn evolution_inbox_from_the_command_line() {
         .success()
         .stdout(predicate::str::contains("last failure"));
     rt.block_on(mock.stop());
+}
+
+#[test]
+fn uninstall_confirms_stops_unwires_and_purges_only_when_asked() {
+    let home = tempfile::tempdir().unwrap();
+    let mc = home.path().join("mc");
+    std::fs::create_dir_all(mc.join("skills/my-skill")).unwrap();
+    std::fs::write(
+        mc.join("skills/my-skill/SKILL.md"),
+        "---\nname: my-skill\ndescription: d\n---\nb\n",
+    )
+    .unwrap();
+    std::fs::write(mc.join("config.yaml"), "claw_type: none\n").unwrap();
+    // Without a terminal and without --yes nothing happens.
+    metaclaw(&mc)
+        .arg("uninstall")
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("--yes"));
+    metaclaw(&mc)
+        .args(["uninstall", "--yes"])
+        .assert()
+        .success()
+        .stdout(
+            predicate::str::contains("not running")
+                .and(predicate::str::contains("nothing to unwire"))
+                .and(predicate::str::contains("Kept")),
+        );
+    assert!(
+        mc.join("skills/my-skill/SKILL.md").exists(),
+        "skills are kept without --purge"
+    );
+    metaclaw(&mc)
+        .args(["uninstall", "--yes", "--purge"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("Deleted"));
+    assert!(!mc.exists());
+}
+
+#[test]
+fn start_without_openclaw_prints_manual_steps_and_still_runs() {
+    let home = tempfile::tempdir().unwrap();
+    let port = free_port();
+    std::fs::write(
+        home.path().join("config.yaml"),
+        format!("proxy:\n  port: {port}\n  api_key: pk\nllm:\n  model_id: m1\n"),
+    )
+    .unwrap();
+    metaclaw(home.path())
+        .arg("start")
+        .assert()
+        .success()
+        .stdout(
+            predicate::str::contains("OpenClaw was not wired")
+                .and(predicate::str::contains("\"primary\": \"metaclaw/m1\"")),
+        );
+    metaclaw(home.path()).arg("stop").assert().success();
 }

@@ -21,6 +21,7 @@ fn spawn_daemon(home: &std::path::Path) -> Daemon {
     let child = Command::new(env!("CARGO_BIN_EXE_metaclaw"))
         .args(["start", "--foreground"])
         .env("METACLAW_HOME", home)
+        .env("METACLAW_OPENCLAW_BIN", "/nonexistent/openclaw")
         .env("METACLAW_LOG", "warn")
         .stdin(Stdio::null())
         .stdout(Stdio::null())

@@ -46,7 +46,8 @@ impl Default for Config {
             // Off unless asked for: the agent manages its own context, and a silent cap below
             // the model's window causes early compaction (upstream issue #38).
             max_context_tokens: 0,
-            context_window: 32_768,
+            // 0 = auto: what the agent is told the model's window is (see `advertised_context_window`).
+            context_window: 0,
             claw_type: ClawType::default(),
             configure_openclaw: true,
         }
@@ -55,6 +56,17 @@ impl Default for Config {
 
 impl Config {
     /// The model name MetaClaw advertises to the agent.
+    /// The context window to advertise to agents. `context_window: 0` picks 200k tokens for
+    /// hosted models (skills_only) and 32k in RL modes, whose sampler has a short sequence
+    /// limit; a silent 32k cap everywhere made OpenClaw compact early (upstream #38).
+    pub fn advertised_context_window(&self) -> u64 {
+        match (self.context_window, self.mode) {
+            (0, Mode::SkillsOnly) => 200_000,
+            (0, _) => 32_768,
+            (n, _) => n,
+        }
+    }
+
     pub fn served_model(&self) -> &str {
         if self.llm.model_id.is_empty() {
             DEFAULT_SERVED_MODEL

@@ -1,12 +1,14 @@
 //! Assembles a running MetaClaw: store, proxy, events and background tasks. The headless
 //! daemon (`metaclaw start`) and the tray app both run exactly this.
 
+mod claws;
 mod error;
 mod evolution;
 mod health;
 mod recording;
 mod runtime;
 mod skills;
+pub mod wiring;
 
 pub use error::CoreError;
 pub use evolution::{Evolution, RunReport};

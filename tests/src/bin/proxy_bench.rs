@@ -364,7 +364,8 @@ fn start_daemon(
         "mode: skills_only\n\
          llm: {{provider: custom, model_id: {MODEL}, api_base: \"http://127.0.0.1:{mock_port}/v1\", api_key: {UPSTREAM_KEY}, timeout_seconds: 30}}\n\
          proxy: {{port: {port}, api_key: {PROXY_KEY}}}\n\
-         skills: {{enabled: {skills}}}\n"
+         skills: {{enabled: {skills}}}\n\
+         claw_type: none\n"
     );
     std::fs::write(home.path().join("config.yaml"), config)?;
     let log_path = home.path().join("bench-daemon.log");

@@ -1,0 +1,109 @@
+//! Pointing the user's agent ("claw") at the proxy on start, and putting it back on
+//! `stop --unwire` / `uninstall`. Shared by the daemon's CLI and the tray app.
+
+use std::path::PathBuf;
+
+use metaclaw_config::{ClawType, Config, Home};
+use metaclaw_openclaw::{OpenClawCli, OpenClawError, WireSpec};
+
+/// What wiring did, line by line, for the terminal or a notification.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct WiringReport {
+    pub lines: Vec<String>,
+    /// Something the user has to do by hand (wiring was impossible or partial).
+    pub manual: Option<String>,
+}
+
+fn state_path(home: &Home, claw: &str) -> PathBuf {
+    home.root().join("wiring").join(format!("{claw}.json"))
+}
+
+fn env(key: &str) -> Option<String> {
+    std::env::var(key).ok()
+}
+
+/// The proxy's address and key as agents should see them.
+pub fn wire_spec(config: &Config, port: u16) -> WireSpec {
+    let key = if config.proxy.api_key.is_empty() {
+        "metaclaw".to_owned()
+    } else {
+        config.proxy.api_key.clone()
+    };
+    let window = config.advertised_context_window();
+    WireSpec {
+        base_url: format!("http://127.0.0.1:{port}/v1"),
+        api_key: key,
+        model: config.served_model().to_owned(),
+        context_window: window,
+        max_tokens: (window / 4).clamp(1024, 8192),
+    }
+}
+
+fn openclaw_state_dir() -> PathBuf {
+    env("OPENCLAW_STATE_DIR")
+        .map(PathBuf::from)
+        .or_else(|| env("HOME").map(|h| PathBuf::from(h).join(".openclaw")))
+        .unwrap_or_else(|| PathBuf::from(".openclaw"))
+}
+
+fn openclaw_error(e: OpenClawError, spec: &WireSpec, report: &mut WiringReport) {
+    report.lines.push(format!("OpenClaw was not wired: {e}"));
+    report.manual = Some(metaclaw_openclaw::manual_steps(spec));
+}
+
+/// Wire the configured claw. Never fails the start: problems become report lines.
+pub fn wire(config: &Config, home: &Home, port: u16) -> WiringReport {
+    let mut report = WiringReport::default();
+    let spec = wire_spec(config, port);
+    match config.claw_type {
+        ClawType::None => report
+            .lines
+            .push("claw_type is none: no agent wired (point it at the proxy yourself)".into()),
+        ClawType::Openclaw => match OpenClawCli::from_env() {
+            None => openclaw_error(OpenClawError::NotInstalled, &spec, &mut report),
+            Some(cli) => match metaclaw_openclaw::wire(
+                &cli,
+                &spec,
+                &state_path(home, "openclaw"),
+                &openclaw_state_dir(),
+                &env,
+            ) {
+                Ok(lines) => report.lines.extend(lines),
+                Err(e) => openclaw_error(e, &spec, &mut report),
+            },
+        },
+        other => crate::claws::wire(other, &spec, home, &mut report),
+    }
+    report
+}
+
+/// Restore the agent's own configuration where it is still ours.
+pub fn unwire(config: &Config, home: &Home) -> WiringReport {
+    let mut report = WiringReport::default();
+    match config.claw_type {
+        ClawType::None => report
+            .lines
+            .push("claw_type is none: nothing to unwire".into()),
+        ClawType::Openclaw => {
+            let path = state_path(home, "openclaw");
+            if !path.exists() {
+                report
+                    .lines
+                    .push("OpenClaw was not wired by MetaClaw; nothing to restore".into());
+                return report;
+            }
+            match OpenClawCli::from_env() {
+                None => report.lines.push(format!(
+                    "openclaw is not on PATH, so its config was not restored; the saved values are in {}",
+                    path.display()
+                )),
+                Some(cli) => match metaclaw_openclaw::unwire(&cli, &path) {
+                    Ok(lines) => report.lines.extend(lines),
+                    Err(e) => report.lines.push(format!("restoring OpenClaw failed: {e}; the saved values are in {}", path.display())),
+                },
+            }
+        }
+        other => crate::claws::unwire(other, home, &mut report),
+    }
+    report
+}
