@@ -163,6 +163,18 @@ async fn openclaw_two_turns_through_the_proxy_then_unwire() {
         wired.pointer("/agents/defaults/sandbox").is_none(),
         "sandbox settings are never touched"
     );
+    // Every start re-wires; the snapshot of the user's own model survives it.
+    let out = env
+        .cmd(env!("CARGO_BIN_EXE_metaclaw"))
+        .arg("start")
+        .env("METACLAW_HOME", &mc_home)
+        .output()
+        .unwrap();
+    let again = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        again.contains("already running") && again.contains("already used MetaClaw"),
+        "{again}"
+    );
 
     // Two turns of one OpenClaw session.
     let mut session_ids = Vec::new();
@@ -265,6 +277,39 @@ async fn openclaw_two_turns_through_the_proxy_then_unwire() {
     assert_eq!(
         restored["models"]["providers"]["mine"]["baseUrl"],
         "http://127.0.0.1:9/v1"
+    );
+
+    // Wired again, then the user picks another model by hand: unwire must not clobber it.
+    let out = env
+        .cmd(env!("CARGO_BIN_EXE_metaclaw"))
+        .arg("start")
+        .env("METACLAW_HOME", &mc_home)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let (ok, out) = env.openclaw(&[
+        "config",
+        "set",
+        "agents.defaults.model.primary",
+        "mine/my-model",
+    ]);
+    assert!(ok, "{out}");
+    let out = env
+        .cmd(env!("CARGO_BIN_EXE_metaclaw"))
+        .args(["stop", "--unwire"])
+        .env("METACLAW_HOME", &mc_home)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(said.contains("left OpenClaw's model alone"), "{said}");
+    let after = env.config();
+    assert_eq!(
+        after["agents"]["defaults"]["model"]["primary"],
+        "mine/my-model"
+    );
+    assert!(
+        after["models"]["providers"].get("metaclaw").is_none(),
+        "our provider is still removed: {after}"
     );
     mock.stop().await;
     // OpenClaw logs into the system temp dir; leave it as we found it.
