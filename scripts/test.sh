@@ -17,6 +17,9 @@ cargo test --locked
 cargo fmt --all --check
 cargo clippy --locked --all-targets -- -D warnings
 
+# The dashboard in headless Chromium against a seeded daemon (screenshots: target/ui-screenshots).
+./scripts/ui-e2e.sh
+
 # The official Python SDKs against the real binary.
 VENV="$("$REPO/scripts/setup-python.sh" | tail -1)"
 METACLAW_BIN="$REPO/target/debug/metaclaw" MOCK_UPSTREAM_BIN="$REPO/target/debug/mock-upstream" \

@@ -44,8 +44,23 @@ pub enum Command {
         #[arg(long)]
         note: Option<String>,
     },
+    /// Open the dashboard in a browser (a one-time login link).
+    Dashboard {
+        /// Only print the login URL.
+        #[arg(long)]
+        print_url: bool,
+    },
+    /// Developer tools.
+    #[command(subcommand, hide = true)]
+    Dev(DevCommand),
     /// Print the version.
     Version,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum DevCommand {
+    /// Fill the database with sample sessions, a proposal and training steps (UI tests, demos).
+    Seed,
 }
 
 #[derive(Debug, Subcommand)]

@@ -391,3 +391,52 @@ pub fn stop(home: &Home) -> Result<()> {
     say(&format!("MetaClaw stopped (pid {}).", state.pid));
     Ok(())
 }
+
+/// A one-time login link for the running daemon's dashboard.
+pub fn dashboard(home: &Home, print_only: bool) -> Result<()> {
+    let state = read_state(home)
+        .filter(|_| is_running(home))
+        .context("MetaClaw is not running; start it with `metaclaw start`")?;
+    let token = std::fs::read_to_string(home.dashboard_token_path()).with_context(|| {
+        format!(
+            "no dashboard token in {}",
+            home.dashboard_token_path().display()
+        )
+    })?;
+    let base = format!("http://127.0.0.1:{}", state.port);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let code: serde_json::Value = runtime.block_on(async {
+        reqwest::Client::new()
+            .post(format!("{base}/api/login-codes"))
+            .bearer_auth(token.trim())
+            .send()
+            .await?
+            .error_for_status()?
+            .json()
+            .await
+    })?;
+    let url = format!(
+        "{base}/login?code={}",
+        code["code"].as_str().unwrap_or_default()
+    );
+    say(&url);
+    if !print_only {
+        let opener = if cfg!(target_os = "macos") {
+            "open"
+        } else {
+            "xdg-open"
+        };
+        if Command::new(opener)
+            .arg(&url)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .is_err()
+        {
+            say("Open that link in your browser (it works once, for 5 minutes).");
+        }
+    }
+    Ok(())
+}

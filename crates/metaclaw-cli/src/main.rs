@@ -5,6 +5,7 @@ mod config_cmd;
 mod daemon;
 mod output;
 mod presets;
+mod seed;
 mod setup;
 mod skills_cmd;
 mod status;
@@ -42,6 +43,8 @@ fn main() -> ExitCode {
             rating,
             note,
         } => skills_cmd::feedback(&home, &turn_id, &rating, note),
+        Command::Dashboard { print_url } => daemon::dashboard(&home, print_url),
+        Command::Dev(cli::DevCommand::Seed) => seed::run(&home),
         Command::Version => {
             output::say(&format!("metaclaw {}", env!("CARGO_PKG_VERSION")));
             Ok(())

@@ -29,6 +29,8 @@ pub struct Config {
     pub claw_type: ClawType,
     /// Legacy v0.3 switch; `false` means `claw_type: none` (applied by `validate`).
     pub configure_openclaw: bool,
+    /// Pause learning: no skill distillation and no training until resumed.
+    pub learning_paused: bool,
 }
 
 impl Default for Config {
@@ -50,6 +52,7 @@ impl Default for Config {
             context_window: 0,
             claw_type: ClawType::default(),
             configure_openclaw: true,
+            learning_paused: false,
         }
     }
 }

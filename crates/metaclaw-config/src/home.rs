@@ -67,6 +67,11 @@ impl Home {
         self.root.join("daemon.lock")
     }
 
+    /// The per-install dashboard token (mode 0600).
+    pub fn dashboard_token_path(&self) -> PathBuf {
+        self.root.join("dashboard.token")
+    }
+
     pub fn default_skills_dir(&self) -> PathBuf {
         self.root.join("skills")
     }

@@ -147,6 +147,7 @@ pub(crate) const KEYS: &[KeySpec] = &[
     key("context_window", Kind::Int, UINT),
     key("claw_type", Kind::Choice(ClawType::NAMES), CHOICE),
     key("configure_openclaw", Kind::Bool, BOOL),
+    key("learning_paused", Kind::Bool, BOOL),
 ];
 
 pub(crate) fn spec(dotted: &str) -> Option<&'static KeySpec> {

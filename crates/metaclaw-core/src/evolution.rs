@@ -547,6 +547,54 @@ impl Evolution {
         )
     }
 
+    /// Create a user skill from SKILL.md text (the dashboard's "new skill").
+    pub fn create_skill(&self, content: &str) -> Result<SkillVersionRow, CoreError> {
+        let skill = Skill::parse(content, PathBuf::from("SKILL.md"), SkillSource::User)
+            .map_err(|e| CoreError::Skills(format!("the skill is invalid: {e}")))?;
+        if self
+            .skills
+            .library()
+            .get(&skill.name)
+            .is_some_and(|s| s.source == SkillSource::User)
+        {
+            return Err(CoreError::Skills(format!(
+                "a skill named `{}` already exists; edit it instead",
+                skill.name
+            )));
+        }
+        Self::validate(&skill.name, content)?;
+        self.apply(
+            &skill.name,
+            content,
+            Author::User,
+            VersionAction::Create,
+            None,
+        )
+    }
+
+    /// Replace a skill's SKILL.md (a bundled skill gets a user copy, which then wins).
+    pub fn edit_skill(&self, name: &str, content: &str) -> Result<SkillVersionRow, CoreError> {
+        if self.skills.library().get(name).is_none() {
+            return Err(CoreError::Skills(format!("no skill named `{name}`")));
+        }
+        Self::validate(name, content)?;
+        self.apply(name, content, Author::User, VersionAction::Edit, None)
+    }
+
+    /// Remove the user's copy of a skill (a bundled skill of the same name shows again).
+    pub fn delete_skill(&self, name: &str) -> Result<SkillVersionRow, CoreError> {
+        let lib = self.skills.library();
+        match lib.get(name) {
+            Some(s) if s.source == SkillSource::User => {
+                self.apply(name, "", Author::User, VersionAction::Delete, None)
+            }
+            Some(_) => Err(CoreError::Skills(format!(
+                "`{name}` is a bundled skill; disable it instead"
+            ))),
+            None => Err(CoreError::Skills(format!("no skill named `{name}`"))),
+        }
+    }
+
     /// Thumbs up (+1) or down (-1) on a turn, with an optional note.
     pub fn feedback(
         &self,
@@ -593,8 +641,7 @@ fn remove_skill(path: &Path) -> Result<(), CoreError> {
 pub(crate) async fn triggers(
     evolution: Arc<Evolution>,
     mut rx: broadcast::Receiver<Event>,
-    every_n: u32,
-    auto_evolve: bool,
+    live: Arc<crate::live::LiveConfig>,
 ) {
     let mut main_turns: HashMap<String, u32> = HashMap::new();
     loop {
@@ -615,7 +662,8 @@ pub(crate) async fn triggers(
                 session_id,
                 turn_type: TurnType::Main,
                 ..
-            } if every_n > 0 => {
+            } if live.get().skills.evolution_every_n_turns > 0 => {
+                let every_n = live.get().skills.evolution_every_n_turns;
                 let n = main_turns.entry(session_id.clone()).or_default();
                 *n += 1;
                 if !n.is_multiple_of(every_n) {
@@ -625,7 +673,8 @@ pub(crate) async fn triggers(
             }
             _ => continue,
         };
-        if !auto_evolve {
+        let config = live.get();
+        if !config.skills.auto_evolve || config.learning_paused {
             continue;
         }
         let evo = evolution.clone();

@@ -6,10 +6,12 @@ use chrono::{DateTime, Utc};
 use metaclaw_domain::Clock;
 use serde_json::{Value, json};
 
-/// What `/healthz` reports; `metaclaw status` reads it.
+use crate::live::LiveConfig;
+
+/// What `/healthz` reports; `metaclaw start` and `status` read it.
 #[derive(Clone)]
 pub(crate) struct Health {
-    pub mode: String,
+    pub live: Arc<LiveConfig>,
     pub started_at: DateTime<Utc>,
     pub clock: Arc<dyn Clock>,
 }
@@ -20,7 +22,7 @@ pub(crate) async fn healthz(State(h): State<Health>) -> Json<Value> {
         "ok": true,
         "version": env!("CARGO_PKG_VERSION"),
         "pid": std::process::id(),
-        "mode": h.mode,
+        "mode": h.live.get().mode.as_str(),
         "started_at": h.started_at.to_rfc3339(),
         "uptime_s": uptime,
     }))

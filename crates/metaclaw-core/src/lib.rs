@@ -1,10 +1,12 @@
 //! Assembles a running MetaClaw: store, proxy, events and background tasks. The headless
 //! daemon (`metaclaw start`) and the tray app both run exactly this.
 
+mod api;
 mod claws;
 mod error;
 mod evolution;
 mod health;
+pub mod live;
 mod recording;
 mod runtime;
 mod skills;

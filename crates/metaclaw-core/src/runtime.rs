@@ -16,6 +16,7 @@ use tokio_util::sync::CancellationToken;
 use crate::error::CoreError;
 use crate::evolution::Evolution;
 use crate::health::{Health, healthz};
+use crate::live::LiveConfig;
 use crate::recording::RecordingHook;
 use crate::skills::{SkillInjector, SkillService};
 use metaclaw_skills::WatchGuard;
@@ -67,6 +68,7 @@ pub async fn start(opts: CoreOptions) -> Result<RunningCore, CoreError> {
         source,
     })?);
     let (events, _) = broadcast::channel(1024);
+    let live = LiveConfig::new(config.clone(), home.config_path(), events.clone());
     let mut background = Vec::new();
 
     if config.records.retention_days > 0 {
@@ -102,8 +104,7 @@ pub async fn start(opts: CoreOptions) -> Result<RunningCore, CoreError> {
         background.push(tokio::spawn(crate::evolution::triggers(
             evolution.clone(),
             events.subscribe(),
-            config.skills.evolution_every_n_turns,
-            config.skills.auto_evolve,
+            live.clone(),
         )));
         evolution
     });
@@ -131,18 +132,28 @@ pub async fn start(opts: CoreOptions) -> Result<RunningCore, CoreError> {
         .map_err(|e| CoreError::Http(e.to_string()))?;
     background.push(tokio::spawn(sweep_sessions(proxy.clone(), idle)));
 
-    let mode = serde_json::to_value(config.mode)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_owned))
-        .unwrap_or_default();
+    let started_at = clock.now();
     let health = Health {
-        mode,
-        started_at: clock.now(),
+        live: live.clone(),
+        started_at,
         clock: clock.clone(),
     };
+    let token = CancellationToken::new();
+    let api = crate::api::ApiState::new(crate::api::ApiParts {
+        store: store.clone(),
+        skills: skills.clone(),
+        evolution: evolution.clone(),
+        events: events.clone(),
+        live: live.clone(),
+        home: home.clone(),
+        clock: clock.clone(),
+        started_at,
+        shutdown: token.clone(),
+    })?;
     let app = Router::new()
         .route("/healthz", get(healthz).with_state(health))
-        .merge(metaclaw_proxy::router(proxy.clone()));
+        .merge(metaclaw_proxy::router(proxy.clone()))
+        .merge(crate::api::router(api));
 
     let addr = bind.unwrap_or_else(|| {
         let host = config
@@ -164,7 +175,6 @@ pub async fn start(opts: CoreOptions) -> Result<RunningCore, CoreError> {
     let listener = listener.tap_io(|tcp| {
         let _ = tcp.set_nodelay(true);
     });
-    let token = CancellationToken::new();
     let stop = token.clone();
     let server = tokio::spawn(async move {
         axum::serve(listener, app)

@@ -55,6 +55,14 @@ pub enum Event {
         session_id: Option<String>,
         error: String,
     },
+    /// Mode, toggles or endpoints changed (dashboard, tray or CLI).
+    ConfigChanged,
+    /// Training progress (the RL trainer reports each step).
+    Training {
+        step: u64,
+        status: String,
+        progress: Option<f64>,
+    },
     /// An approved change (approval, edit, rollback, undo) changed the skill library.
     SkillChanged {
         name: String,

@@ -29,6 +29,12 @@ pub enum StoreError {
     #[error("feedback rating must be -1 (thumbs down) or 1 (thumbs up), got {0}")]
     InvalidRating(i8),
 
+    /// An argument the store refuses to write or query with (a PRM score outside -1..=1, a
+    /// non-finite reward, a step number beyond SQLite's integers, a time zone offset of
+    /// more than a day, ...).
+    #[error("invalid {what}: {value}")]
+    InvalidValue { what: &'static str, value: String },
+
     #[error(
         "database schema version {found} is older than this build expects ({expected}); \
          start the daemon once so it can migrate the database"

@@ -9,6 +9,8 @@
 //!   the daemon runs.
 //! * Skill evolution: per-turn injected skills and feedback, evolver proposals and runs,
 //!   skill version history and the skill generation counter.
+//! * Training: the trainer's steps and checkpoints, process reward model votes and the
+//!   reward of each turn (votes and rewards go with their turn on retention).
 
 mod blob;
 mod connection;
@@ -20,10 +22,12 @@ mod migrations;
 mod proposals;
 mod recorder;
 mod retention;
+mod rewards;
 mod sessions;
 mod skills;
 mod store;
 mod timestamp;
+mod training;
 mod turns;
 mod versions;
 mod writer;
@@ -36,8 +40,10 @@ pub use migrations::SCHEMA_VERSION;
 pub use proposals::{NewProposal, ProposalKind, ProposalRow, ProposalStatus};
 pub use recorder::Recorder;
 pub use retention::PruneReport;
+pub use rewards::{PrmVote, RewardSource, TurnReward};
 pub use sessions::SessionRow;
 pub use skills::{SkillStats, SkillSwitches, StateChange};
 pub use store::Store;
-pub use turns::TurnRow;
+pub use training::{Checkpoint, CheckpointKind, TrainingStatus, TrainingStep};
+pub use turns::{MAX_DAYS, TurnRow};
 pub use versions::{Author, NewSkillVersion, SkillVersionRow, VersionAction};

@@ -12,6 +12,7 @@ const MIGRATION_LIST: &[M<'static>] = &[
     M::up(include_str!("../migrations/0001_initial.sql")),
     M::up(include_str!("../migrations/0002_skills.sql")),
     M::up(include_str!("../migrations/0003_evolution.sql")),
+    M::up(include_str!("../migrations/0004_training.sql")),
 ];
 
 const MIGRATIONS: Migrations<'static> = Migrations::from_slice(MIGRATION_LIST);
@@ -149,6 +150,44 @@ mod tests {
             )
             .unwrap();
         assert_eq!(generation, "0");
+    }
+
+    /// Every file in migrations/ is registered, in file-name order, numbered 0001, 0002, ...
+    #[test]
+    fn migration_files_are_numbered_and_all_registered() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations");
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .filter(|n| n.ends_with(".sql"))
+            .collect();
+        names.sort();
+        assert_eq!(names.len(), SCHEMA_VERSION);
+        for (i, name) in names.iter().enumerate() {
+            assert!(name.starts_with(&format!("{:04}_", i + 1)), "{name}");
+        }
+        assert_eq!(SCHEMA_VERSION, 4);
+        assert!(names[3].contains("training"));
+    }
+
+    /// 0004 applies on top of a 0003 database; its tables are STRICT.
+    #[test]
+    fn migration_0004_adds_the_training_tables() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        Migrations::from_slice(&MIGRATION_LIST[..3])
+            .to_latest(&mut conn)
+            .unwrap();
+        migrate(&mut conn).unwrap();
+        for table in ["training_steps", "checkpoints", "prm_votes", "turn_rewards"] {
+            let strict: i64 = conn
+                .query_row(
+                    "SELECT strict FROM pragma_table_list WHERE name = ?1",
+                    [table],
+                    |r| r.get(0),
+                )
+                .unwrap();
+            assert_eq!(strict, 1, "{table} is STRICT");
+        }
     }
 
     #[test]

@@ -6,7 +6,7 @@ use std::sync::mpsc::{self, Sender};
 use std::sync::{Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, NaiveDate, Utc};
 use rusqlite::Connection;
 
 use crate::error::{Result, StoreError};
@@ -15,8 +15,10 @@ use crate::feedback::{self, Feedback};
 use crate::proposals::{self, NewProposal, ProposalRow, ProposalStatus};
 use crate::recorder::Recorder;
 use crate::retention::{self, PruneReport};
+use crate::rewards::{self, PrmVote, RewardSource, TurnReward};
 use crate::sessions::{self, SessionRow};
 use crate::skills::{self, SkillStats, SkillSwitches, StateChange};
+use crate::training::{self, Checkpoint, TrainingStep};
 use crate::turns::{self, TurnRow};
 use crate::versions::{self, NewSkillVersion, SkillVersionRow};
 use crate::writer::{self, Call, Message, Write, in_transaction};
@@ -317,6 +319,101 @@ impl Store {
     /// The most recent failed run, if any (later successful runs do not hide it).
     pub fn last_evolution_failure(&self) -> Result<Option<EvolutionRunRow>> {
         evolution_runs::last_failure(&self.read())
+    }
+
+    /// Writes a training step, replacing every field of a stored step with the same
+    /// number. Committed on return. Non-finite numbers are stored as `None`; a step number
+    /// above `i64::MAX` is `InvalidValue`.
+    pub fn upsert_training_step(&self, step: TrainingStep) -> Result<()> {
+        self.call(move |conn| in_transaction(conn, |tx| training::upsert_step(tx, &step)))
+    }
+
+    /// The last `limit` training steps (the highest step numbers), in ascending step order.
+    pub fn training_steps(&self, limit: usize) -> Result<Vec<TrainingStep>> {
+        training::steps(&self.read(), limit)
+    }
+
+    /// The running step (the highest-numbered one if several are marked running).
+    pub fn current_training_step(&self) -> Result<Option<TrainingStep>> {
+        training::current_step(&self.read())
+    }
+
+    /// Records a checkpoint, replacing one with the same name. Committed on return.
+    pub fn record_checkpoint(&self, checkpoint: Checkpoint) -> Result<()> {
+        self.call(move |conn| {
+            in_transaction(conn, |tx| training::record_checkpoint(tx, &checkpoint))
+        })
+    }
+
+    /// Newest first.
+    pub fn checkpoints(&self) -> Result<Vec<Checkpoint>> {
+        training::checkpoints(&self.read())
+    }
+
+    /// Replaces the PRM votes of a stored turn with `votes` (an empty slice clears them).
+    /// Committed on return; `NotFound` if the turn is not stored, `InvalidValue` for a score
+    /// outside -1..=1; a repeated vote index fails the whole call.
+    pub fn record_prm_votes(&self, turn_id: &str, votes: &[PrmVote]) -> Result<()> {
+        rewards::check_votes(votes)?;
+        let turn_id = turn_id.to_owned();
+        let votes = votes.to_vec();
+        self.call(move |conn| {
+            in_transaction(conn, |tx| rewards::record_votes(tx, &turn_id, &votes))
+        })
+    }
+
+    /// A turn's PRM votes, by vote index.
+    pub fn prm_votes(&self, turn_id: &str) -> Result<Vec<PrmVote>> {
+        rewards::votes(&self.read(), turn_id)
+    }
+
+    /// Sets (or replaces) the reward of a stored turn. Committed on return; `NotFound` if
+    /// the turn is not stored, `InvalidValue` if `reward` is not finite.
+    pub fn set_turn_reward(&self, turn_id: &str, reward: f64, source: RewardSource) -> Result<()> {
+        rewards::check_reward(reward)?;
+        let turn_id = turn_id.to_owned();
+        let at = timestamp::format(Utc::now());
+        self.call(move |conn| {
+            in_transaction(conn, |tx| {
+                rewards::set_reward(tx, &turn_id, reward, source, &at)
+            })
+        })
+    }
+
+    pub fn turn_reward(&self, turn_id: &str) -> Result<Option<TurnReward>> {
+        rewards::reward(&self.read(), turn_id)
+    }
+
+    /// How many stored turns have each majority PRM score, always
+    /// `[(-1, n), (0, n), (1, n)]`. Computed from `prm_votes`: a turn counts with the score
+    /// most of its votes gave, a tie between the most frequent scores counts as 0, and
+    /// turns without votes are left out. (`turn_rewards` is not used: a `combined` reward
+    /// no longer says what the PRM voted.)
+    pub fn prm_score_distribution(&self) -> Result<Vec<(i8, u64)>> {
+        rewards::score_distribution(&self.read())
+    }
+
+    /// Turns per local day for the last `days` days up to today, where local time is UTC
+    /// plus `tz_offset_minutes` (e.g. 120 for UTC+2, -300 for UTC-5; what JavaScript's
+    /// `getTimezoneOffset()` returns, negated). Oldest first, one entry per day, days
+    /// without turns included as 0. `InvalidValue` for an offset of a day or more, or more
+    /// than [`crate::MAX_DAYS`] days.
+    pub fn turns_per_day(
+        &self,
+        days: u32,
+        tz_offset_minutes: i32,
+    ) -> Result<Vec<(NaiveDate, u64)>> {
+        self.turns_per_day_at(Utc::now(), days, tz_offset_minutes)
+    }
+
+    /// [`Store::turns_per_day`] with "today" taken from `now` (for an injected clock).
+    pub fn turns_per_day_at(
+        &self,
+        now: DateTime<Utc>,
+        days: u32,
+        tz_offset_minutes: i32,
+    ) -> Result<Vec<(NaiveDate, u64)>> {
+        turns::per_day(&self.read(), now, days, tz_offset_minutes)
     }
 
     #[cfg(test)]

@@ -1,13 +1,13 @@
 //! The `turns` table: one row per request/response exchange.
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, Days, Duration, NaiveDate, NaiveTime, Utc};
 use metaclaw_domain::{Dialect, TurnRecord, TurnStatus, TurnType};
 use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde::Serialize;
 use serde_json::Value;
 
 use crate::blob::{self, Blob, BlobCache};
-use crate::error::Result;
+use crate::error::{Result, StoreError};
 use crate::{enums, sessions, timestamp};
 
 /// A turn as stored, with its request reinflated to exactly what was recorded.
@@ -298,4 +298,81 @@ pub(crate) fn count_since(conn: &Connection, since: DateTime<Utc>) -> Result<u64
         .prepare_cached("SELECT count(*) FROM turns WHERE started_at >= ?1")?
         .query_row([timestamp::format(since)], |r| r.get(0))?;
     Ok(to_u64(n))
+}
+
+/// Longest span [`crate::Store::turns_per_day`] answers for (about ten years).
+pub const MAX_DAYS: u32 = 3660;
+
+/// Turns per local day (UTC plus `tz_offset_minutes`) for the `days` local days ending on
+/// the local date of `now`, oldest first, every day present (0 for days without turns).
+/// Turns started after the end of that day (clock skew) are not counted.
+pub(crate) fn per_day(
+    conn: &Connection,
+    now: DateTime<Utc>,
+    days: u32,
+    tz_offset_minutes: i32,
+) -> Result<Vec<(NaiveDate, u64)>> {
+    // Real offsets are within -12:00..=+14:00; anything beyond a day is a unit mix-up.
+    if tz_offset_minutes.unsigned_abs() >= 24 * 60 {
+        return Err(StoreError::InvalidValue {
+            what: "time zone offset in minutes (must be within ±1439)",
+            value: tz_offset_minutes.to_string(),
+        });
+    }
+    if days > MAX_DAYS {
+        return Err(StoreError::InvalidValue {
+            what: "number of days (at most 3660)",
+            value: days.to_string(),
+        });
+    }
+    if days == 0 {
+        return Ok(Vec::new());
+    }
+    let offset = Duration::minutes(i64::from(tz_offset_minutes));
+    let out_of_range = || StoreError::InvalidValue {
+        what: "date range",
+        value: format!("{days} days up to {now}"),
+    };
+    let today = (now + offset).date_naive();
+    let first = today
+        .checked_sub_days(Days::new(u64::from(days - 1)))
+        .ok_or_else(out_of_range)?;
+    let end = today
+        .checked_add_days(Days::new(1))
+        .ok_or_else(out_of_range)?;
+    // Local midnight as a UTC instant.
+    let utc_midnight = |d: NaiveDate| d.and_time(NaiveTime::MIN).and_utc() - offset;
+    let rows = conn
+        .prepare_cached(
+            "SELECT date(started_at, ?3) AS day, count(*) FROM turns
+             WHERE started_at >= ?1 AND started_at < ?2
+             GROUP BY day",
+        )?
+        .query_map(
+            params![
+                timestamp::format(utc_midnight(first)),
+                timestamp::format(utc_midnight(end)),
+                format!("{tz_offset_minutes:+} minutes"),
+            ],
+            |r| Ok((r.get::<_, Option<String>>(0)?, r.get::<_, i64>(1)?)),
+        )?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    let mut out: Vec<(NaiveDate, u64)> = first
+        .iter_days()
+        .take(days as usize)
+        .map(|d| (d, 0))
+        .collect();
+    for (day, n) in rows {
+        let day = day.unwrap_or_default();
+        let date =
+            NaiveDate::parse_from_str(&day, "%Y-%m-%d").map_err(|_| StoreError::InvalidColumn {
+                column: "turns.started_at",
+                value: day.clone(),
+            })?;
+        let index = usize::try_from(date.signed_duration_since(first).num_days()).ok();
+        if let Some(slot) = index.and_then(|i| out.get_mut(i)) {
+            slot.1 = to_u64(n);
+        }
+    }
+    Ok(out)
 }

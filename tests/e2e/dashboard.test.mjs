@@ -1,0 +1,333 @@
+// Dashboard end-to-end tests: a seeded headless daemon + Debian chromium (playwright-core).
+//
+//   scripts/ui-e2e.sh                      # what CI runs
+//   cd tests/e2e && npm ci && npm test     # the same, by hand
+//
+// Env: METACLAW_BIN, MOCK_UPSTREAM_BIN (default <repo>/target/debug/...), SCREENSHOT_DIR (default
+// <repo>/target/ui-screenshots), CHROMIUM_PATH (default /usr/bin/chromium).
+// E2E_TARGET=mock runs against tests/e2e/mock-api instead (UI development only, not CI).
+import assert from "node:assert/strict";
+import path from "node:path";
+import { after, before, describe, it } from "node:test";
+import { REPO, startDaemon, startMockApi } from "./lib/daemon.mjs";
+import { launch, screenshot, settle } from "./lib/browser.mjs";
+import { SEEDED_PROPOSAL } from "./lib/seed.mjs";
+
+const SHOTS =
+  process.env.SCREENSHOT_DIR || path.join(REPO, "target", process.env.E2E_TARGET === "mock" ? "ui-screenshots-mock" : "ui-screenshots");
+const TIMEOUT = 8000;
+
+let target;
+let browser;
+let context;
+let page;
+const apiLog = []; // every /api response with status >= 400: method, url, request body, status, response body
+const pageErrors = [];
+let failed = false;
+const consoleErrors = [];
+
+function watch(p) {
+  p.on("pageerror", (e) => pageErrors.push(String(e)));
+  p.on("console", (m) => {
+    if (m.type() === "error") consoleErrors.push(m.text());
+  });
+  p.on("response", async (r) => {
+    const u = new URL(r.url());
+    if (!u.pathname.startsWith("/api/") || r.status() < 400) return;
+    let body = "";
+    try {
+      body = await r.text();
+    } catch {
+      /* body gone */
+    }
+    apiLog.push(`${r.request().method()} ${u.pathname}${u.search} ${r.request().postData() ?? ""} -> ${r.status()} ${body.slice(0, 500)}`);
+  });
+}
+
+/** A test whose failure message includes the API errors seen while it ran. */
+function scenario(name, fn) {
+  it(name, async (t) => {
+    const mark = apiLog.length;
+    try {
+      await fn(t);
+    } catch (e) {
+      failed = true;
+      const api = apiLog.slice(mark);
+      if (api.length) e.message += `\n--- API errors during this test ---\n${api.join("\n")}`;
+      if (pageErrors.length) e.message += `\n--- page errors ---\n${pageErrors.join("\n")}`;
+      throw e;
+    }
+  });
+}
+
+const tid = (id) => `[data-testid="${id}"]`;
+
+async function go(pageName) {
+  await page.locator(tid(`nav-${pageName}`)).click();
+  await page.locator(tid(`page-${pageName}`)).waitFor();
+}
+
+/** Polls until the locator's text matches (Playwright's `expect` is not part of playwright-core). */
+async function expectText(locator, re, timeout = TIMEOUT) {
+  const deadline = Date.now() + timeout;
+  let last = "";
+  while (Date.now() < deadline) {
+    try {
+      last = (await locator.textContent({ timeout: 500 })) ?? "";
+      if (re.test(last)) return last;
+    } catch {
+      /* not there yet */
+    }
+    await page.waitForTimeout(50);
+  }
+  assert.fail(`expected ${locator} to match ${re}, last text: ${JSON.stringify(last)}`);
+}
+
+async function expectValue(locator, re, timeout = TIMEOUT) {
+  const deadline = Date.now() + timeout;
+  let last = "";
+  while (Date.now() < deadline) {
+    last = await locator.inputValue().catch(() => "");
+    if (re.test(last)) return last;
+    await page.waitForTimeout(50);
+  }
+  assert.fail(`expected ${locator} value to match ${re}, last: ${JSON.stringify(last.slice(0, 300))}`);
+}
+
+describe("dashboard", { timeout: 60_000 }, () => {
+  before(async () => {
+    target = process.env.E2E_TARGET === "mock" ? await startMockApi() : await startDaemon();
+    console.log(`# target: ${target.kind} at ${target.base} (seeded by ${target.seeded})`);
+    browser = await launch();
+    context = await browser.newContext({ viewport: { width: 1280, height: 860 }, colorScheme: "light", reducedMotion: "reduce" });
+    context.setDefaultTimeout(TIMEOUT);
+    page = await context.newPage();
+    watch(page);
+    await page.goto(target.loginUrl);
+    await page.locator(tid("page-overview")).waitFor();
+  });
+
+  after(async () => {
+    // Browser first: its open EventSource must not hold the daemon's shutdown.
+    await browser?.close().catch(() => {});
+    if (failed && target?.home) console.log(`# daemon home kept for inspection: ${target.home}\n# daemon log tail:\n${target.log().replace(/^/gm, "# ")}`);
+    const stopped = (await target?.stop({ keep: failed })) ?? [];
+    for (const s of stopped) {
+      if (s?.forced) console.log(`# warning: a process ignored SIGTERM for 5 s and was killed: ${JSON.stringify(s)}`);
+    }
+    if (consoleErrors.length) console.log(`# browser console errors:\n# ${consoleErrors.join("\n# ")}`);
+  });
+
+  scenario("logging in lands on the overview with live updates", async () => {
+    await expectText(page.locator(tid("overview-mode")), /Skills only/);
+    await page.locator(tid("live-state") + '[data-state="live"]').waitFor();
+    await screenshot(page, SHOTS, "overview");
+  });
+
+  scenario("approve the pending skill and see it in Skills", async () => {
+    await go("inbox");
+    const card = page.locator(tid(`proposal-${SEEDED_PROPOSAL}`));
+    await card.waitFor();
+    // Provenance and the proposed text are shown before deciding.
+    await expectText(card.locator(tid(`provenance-${SEEDED_PROPOSAL}`)), /Session[\s\S]*Turns[\s\S]*Signals[\s\S]*Evolver/);
+    await expectText(card, new RegExp(`name: ${SEEDED_PROPOSAL}`));
+    await screenshot(page, SHOTS, "inbox");
+
+    await card.locator(tid(`approve-${SEEDED_PROPOSAL}`)).click();
+    await card.waitFor({ state: "detached" });
+    await expectText(page.locator(tid("toast")).last(), new RegExp(`Approved ${SEEDED_PROPOSAL}`));
+
+    await go("skills");
+    await page.locator(tid("skill-search")).fill(SEEDED_PROPOSAL);
+    const row = page.locator(tid(`skill-row-${SEEDED_PROPOSAL}`));
+    await row.waitFor();
+    await row.locator(tid(`skill-link-${SEEDED_PROPOSAL}`)).click();
+    await page.locator(tid("page-skill")).waitFor();
+    await expectValue(page.locator(tid("skill-content")), new RegExp(`name: ${SEEDED_PROPOSAL}`));
+  });
+
+  scenario("edit a skill and roll it back from history", async () => {
+    const name = "e2e-rollback-skill";
+    const original = "Original body: measure twice.";
+    const edited = "Edited body: cut once.";
+    await go("skills");
+    await page.locator(tid("new-skill")).click();
+    await page.locator(tid("page-skill")).waitFor();
+    await page
+      .locator(tid("skill-content"))
+      .fill(`---\nname: ${name}\ndescription: "Use when an e2e test needs a skill with history."\ncategory: general\n---\n\n# Rollback test\n\n${original}\n`);
+    await page.locator(tid("skill-save")).click();
+    await page.waitForURL(new RegExp(`#/skills/${name}$`));
+    await expectValue(page.locator(tid("skill-content")), new RegExp(original));
+
+    // An invalid SKILL.md is refused, and the daemon's validation message is shown.
+    const editor = page.locator(tid("skill-content"));
+    const valid = await editor.inputValue();
+    await editor.fill("# no frontmatter here\n");
+    await page.locator(tid("skill-save")).click();
+    await expectText(page.locator(tid("skill-save-error")), /frontmatter/i);
+
+    // Edit the body and save: a new version.
+    await editor.fill(valid.replace(original, edited));
+    await expectText(page.locator(tid("skill-preview")), new RegExp(edited));
+    await page.locator(tid("skill-save")).click();
+    await expectText(page.locator(tid("toast")).last(), new RegExp(`Saved ${name}`));
+    await page.locator(tid("dirty")).waitFor({ state: "detached" });
+
+    // History: restore the version that has the original text.
+    const rows = page.locator(`${tid("skill-history")} li.history-row`);
+    await page.waitForFunction(() => document.querySelectorAll(".history-row").length >= 2);
+    const count = await rows.count();
+    let restored = false;
+    for (let i = 0; i < count; i++) {
+      const pre = rows.nth(i).locator("pre");
+      const text = (await pre.count()) ? await pre.textContent() : "";
+      const btn = rows.nth(i).locator('[data-testid^="rollback-"]');
+      if (text?.includes(original) && (await btn.count())) {
+        await btn.click();
+        restored = true;
+        break;
+      }
+    }
+    assert.ok(restored, "no history row with the original text and a Restore button");
+    await expectValue(editor, new RegExp(original));
+    await expectText(page.locator(tid("skill-preview")), new RegExp(original));
+    assert.doesNotMatch(await editor.inputValue(), new RegExp(edited));
+    await page.waitForFunction(() => document.querySelectorAll(".history-row").length >= 3);
+    await screenshot(page, SHOTS, "skill");
+  });
+
+  scenario("switch mode to rl in Settings and see it on Overview", async () => {
+    await go("settings");
+    await page.locator(tid("mode-rl")).check();
+    await expectText(page.locator(tid("toast")).last(), /Saved: mode RL/);
+    assert.equal(await page.locator(tid("settings-error")).count(), 0);
+    await screenshot(page, SHOTS, "settings");
+    await go("overview");
+    await expectText(page.locator(tid("overview-mode")), /^RL$/);
+  });
+
+  scenario("open Training and see the reward chart loaded", async () => {
+    await go("training");
+    const img = page.locator(tid("chart-img-reward"));
+    await img.waitFor();
+    await page.waitForFunction(
+      (sel) => {
+        const el = document.querySelector(sel);
+        return el instanceof HTMLImageElement && el.complete && el.naturalWidth > 0;
+      },
+      tid("chart-img-reward"),
+      { timeout: TIMEOUT },
+    );
+    const src = await img.getAttribute("src");
+    assert.match(src ?? "", /^\/api\/charts\/reward\.svg\?theme=light/);
+    await page.locator(tid("steps-table")).waitFor();
+    await page.waitForFunction(() => [...document.querySelectorAll(".chart img")].every((i) => i.complete));
+    await screenshot(page, SHOTS, "training");
+  });
+
+  scenario("give a turn a thumbs-down in Sessions and see it marked", async () => {
+    await go("sessions");
+    await page.locator(tid("sessions-table")).waitFor();
+    await screenshot(page, SHOTS, "sessions");
+    await page.locator('[data-testid^="session-link-"]').first().click();
+    await page.locator(tid("page-session")).waitFor();
+    const turn = page.locator("li.turn").first();
+    await turn.waitFor();
+    const id = (await turn.getAttribute("data-testid")).replace(/^turn-/, "");
+    await turn.locator(tid(`note-toggle-${id}`)).click();
+    await turn.locator(tid(`note-${id}`)).fill("e2e: wrong units");
+    await turn.locator(tid(`thumb-down-${id}`)).click();
+    await expectText(turn.locator(tid(`turn-feedback-${id}`)), /unhelpful/);
+    assert.equal(await turn.locator(tid(`thumb-down-${id}`)).getAttribute("aria-pressed"), "true");
+
+    // It is stored, not just shown: a reload reads it back from the API.
+    await page.reload();
+    const again = page.locator(tid(`turn-${id}`));
+    await again.waitFor();
+    await expectText(again.locator(tid(`turn-feedback-${id}`)), /unhelpful.*e2e: wrong units/);
+    await screenshot(page, SHOTS, "session");
+  });
+
+  scenario("live: a turn through the proxy appears in Sessions without a reload", async (t) => {
+    if (!target.proxyKey) return t.skip("the mock API has no proxy");
+    await go("sessions");
+    await page.locator(tid("sessions-table")).waitFor();
+    const r = await fetch(`${target.base}/v1/chat/completions`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", Authorization: `Bearer ${target.proxyKey}`, "x-session-id": "e2e-live" },
+      body: JSON.stringify({ model: "m", messages: [{ role: "user", content: "hello from the e2e test" }] }),
+    });
+    assert.equal(r.status, 200, await r.text());
+    await page.locator(tid("session-row-e2e-live")).waitFor();
+  });
+
+  scenario("Settings: test the connection; an endpoint change keeps the key and asks for a restart", async () => {
+    await go("settings");
+    await page.locator(tid("test-llm")).click();
+    await expectText(page.locator(tid("test-result-llm")), /OK/);
+
+    const model = page.locator(tid("llm-model"));
+    await model.fill((await model.inputValue()) + "-2");
+    const [req] = await Promise.all([
+      page.waitForRequest((r) => r.method() === "PATCH" && r.url().endsWith("/api/config")),
+      page.locator(tid("llm-save")).click(),
+    ]);
+    const body = req.postDataJSON();
+    assert.ok(body.llm?.model_id?.endsWith("-2"), JSON.stringify(body));
+    assert.equal("api_key" in body.llm, false, "an untouched key field must not be sent");
+    await page.locator(tid("restart-banner")).waitFor();
+  });
+
+  scenario("every page renders: screenshots, dark theme, 900 px, logged out", async () => {
+    await go("skills");
+    await page.locator(tid("skills-table")).waitFor();
+    await page.locator(tid("retrieval-query")).fill("convert miles to kilometres");
+    await page.locator(tid("retrieval-run")).click();
+    await page.locator(tid("retrieval-results")).waitFor();
+    await screenshot(page, SHOTS, "skills");
+
+    await go("scheduler");
+    await page.locator(tid("scheduler-timeline")).waitFor();
+    await screenshot(page, SHOTS, "scheduler");
+
+    await go("overview");
+    await screenshot(page, SHOTS, "overview");
+
+    // Dark theme through the toggle; the chart images follow it.
+    await page.locator(tid("theme-dark")).check();
+    await page.waitForFunction(() => document.documentElement.dataset.theme === "dark");
+    await screenshot(page, SHOTS, "overview-dark");
+    await go("training");
+    await page.waitForFunction(() => {
+      const i = document.querySelector('[data-testid="chart-img-reward"]');
+      return i instanceof HTMLImageElement && i.src.includes("theme=dark") && i.complete && i.naturalWidth > 0;
+    });
+    await screenshot(page, SHOTS, "training-dark");
+    await page.locator(tid("theme-system")).check();
+
+    // Responsive down to 900 px: no page scrolls sideways.
+    await page.setViewportSize({ width: 900, height: 800 });
+    for (const p of ["overview", "skills", "inbox", "sessions", "training", "scheduler", "settings"]) {
+      await go(p);
+      await settle(page);
+      const w = await page.evaluate(() => document.documentElement.scrollWidth);
+      assert.ok(w <= 900, `${p} is ${w}px wide at a 900px viewport`);
+    }
+    await screenshot(page, SHOTS, "settings-900");
+    await page.setViewportSize({ width: 1280, height: 860 });
+
+    // Without the session cookie the UI explains how to get in.
+    const anon = await browser.newContext({ viewport: { width: 1280, height: 700 }, colorScheme: "light" });
+    try {
+      const p2 = await anon.newPage();
+      await p2.goto(target.base + "/");
+      await p2.locator(tid("unauthorized")).waitFor({ timeout: TIMEOUT });
+      assert.match((await p2.locator(tid("unauthorized")).textContent()) ?? "", /metaclaw dashboard/);
+      await screenshot(p2, SHOTS, "unauthorized");
+    } finally {
+      await anon.close();
+    }
+    assert.deepEqual(pageErrors, [], "uncaught errors in the page");
+  });
+});

@@ -1,0 +1,580 @@
+//! The dashboard API: every route, auth, Host/Origin checks, bad input, no secrets.
+
+mod support;
+
+use reqwest::{Method, StatusCode};
+use serde_json::{Value, json};
+use support::Harness;
+
+struct Api<'a> {
+    h: &'a Harness,
+    token: String,
+}
+
+impl Api<'_> {
+    fn req(&self, method: Method, path: &str) -> reqwest::RequestBuilder {
+        self.h
+            .client
+            .request(method, format!("{}{path}", self.h.base))
+            .bearer_auth(&self.token)
+    }
+
+    async fn get(&self, path: &str) -> (StatusCode, Value) {
+        let r = self.req(Method::GET, path).send().await.unwrap();
+        let status = r.status();
+        (status, r.json().await.unwrap_or(Value::Null))
+    }
+
+    async fn send(&self, method: Method, path: &str, body: Value) -> (StatusCode, Value) {
+        let r = self.req(method, path).json(&body).send().await.unwrap();
+        let status = r.status();
+        (status, r.json().await.unwrap_or(Value::Null))
+    }
+}
+
+async fn setup() -> (Harness, String) {
+    let h = Harness::start_with(|c| {
+        c.skills.auto_evolve = false;
+        c.llm.api_key = "sk-upstream-secret-1234567890".into();
+    })
+    .await;
+    let token = std::fs::read_to_string(h.home().join("dashboard.token")).unwrap();
+    // One turn so sessions and feedback have something to show.
+    h.post("/v1/chat/completions")
+        .header("x-session-id", "api-s")
+        .json(&json!({"model": "m", "messages": [{"role": "user", "content": "my pytest suite fails randomly on CI"}]}))
+        .send()
+        .await
+        .unwrap();
+    h.wait_turns(1).await;
+    (h, token.trim().to_owned())
+}
+
+#[tokio::test]
+async fn auth_host_and_origin_are_enforced() {
+    let (h, token) = setup().await;
+    let url = format!("{}/api/status", h.base);
+    assert_eq!(h.client.get(&url).send().await.unwrap().status(), 401);
+    assert_eq!(
+        h.client
+            .get(&url)
+            .bearer_auth("wrong")
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        401
+    );
+    assert_eq!(
+        h.client
+            .get(&url)
+            .bearer_auth(&token)
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
+    // DNS rebinding: a foreign Host name is refused even with the token.
+    let r = h
+        .client
+        .get(&url)
+        .bearer_auth(&token)
+        .header("host", "evil.example:30000")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 403);
+    let r = h
+        .client
+        .get(&url)
+        .bearer_auth(&token)
+        .header("origin", "http://evil.example")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 403);
+    // The token file is private.
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(h.home().join("dashboard.token"))
+        .unwrap()
+        .permissions()
+        .mode()
+        & 0o777;
+    assert_eq!(mode, 0o600);
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn one_time_login_sets_a_cookie_and_works_once() {
+    let (h, token) = setup().await;
+    let api = Api { h: &h, token };
+    let (_, code) = api.send(Method::POST, "/api/login-codes", json!({})).await;
+    let code = code["code"].as_str().unwrap().to_owned();
+    let no_redirect = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let r = no_redirect
+        .get(format!("{}/login?code={code}", h.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 303);
+    let cookie = r.headers()["set-cookie"].to_str().unwrap().to_owned();
+    assert!(cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"));
+    let pair = cookie.split(';').next().unwrap().to_owned();
+    let r = no_redirect
+        .get(format!("{}/api/status", h.base))
+        .header("cookie", &pair)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let again = no_redirect
+        .get(format!("{}/login?code={code}", h.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(again.status(), 401, "a login code works once");
+    // The UI itself is served at / without auth.
+    let page = no_redirect
+        .get(format!("{}/", h.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(page.status(), 200);
+    assert!(
+        page.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/html")
+    );
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn every_route_answers_and_no_secret_leaks() {
+    let (h, token) = setup().await;
+    let api = Api {
+        h: &h,
+        token: token.clone(),
+    };
+    let turn = h.core().store().turn_ids_in_session("api-s").unwrap()[0].clone();
+    let mut bodies = String::new();
+
+    let (s, status) = api.get("/api/status").await;
+    assert_eq!(s, 200);
+    assert_eq!(status["mode"], "skills_only");
+    assert_eq!(status["counts"]["turns"], 1);
+    bodies.push_str(&status.to_string());
+
+    let (s, sessions) = api.get("/api/sessions").await;
+    assert_eq!(s, 200);
+    assert_eq!(sessions[0]["id"], "api-s");
+    let (s, detail) = api.get("/api/sessions/api-s").await;
+    assert_eq!(s, 200);
+    assert_eq!(
+        detail["turns"][0]["user_text"],
+        "my pytest suite fails randomly on CI"
+    );
+    assert_eq!(detail["turns"][0]["injected"][0]["name"], "fix-flaky-tests");
+    assert_eq!(api.get("/api/sessions/nope").await.0, 404);
+
+    assert_eq!(
+        api.send(
+            Method::POST,
+            &format!("/api/turns/{turn}/feedback"),
+            json!({"rating": -1, "note": "meh"})
+        )
+        .await
+        .0,
+        200
+    );
+    assert_eq!(
+        api.send(
+            Method::POST,
+            &format!("/api/turns/{turn}/feedback"),
+            json!({"rating": 3})
+        )
+        .await
+        .0,
+        400
+    );
+    assert_eq!(
+        api.send(
+            Method::POST,
+            "/api/turns/nope/feedback",
+            json!({"rating": 1})
+        )
+        .await
+        .0,
+        404
+    );
+    let (_, detail) = api.get("/api/sessions/api-s").await;
+    assert_eq!(detail["turns"][0]["feedback"]["rating"], -1);
+
+    let (s, skills) = api.get("/api/skills?category=debugging").await;
+    assert_eq!(s, 200);
+    assert!(
+        skills
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|x| x["category"] == "debugging")
+    );
+    let (s, one) = api.get("/api/skills/fix-flaky-tests").await;
+    assert_eq!(s, 200);
+    assert!(
+        one["content"]
+            .as_str()
+            .unwrap()
+            .contains("name: fix-flaky-tests")
+    );
+    assert_eq!(api.get("/api/skills/nope").await.0, 404);
+
+    let new_skill = "---\nname: api-made-skill\ndescription: Use when testing the API\ncategory: coding\n---\nBody v1.\n";
+    assert_eq!(
+        api.send(Method::POST, "/api/skills", json!({"content": new_skill}))
+            .await
+            .0,
+        200
+    );
+    assert_eq!(
+        api.send(Method::POST, "/api/skills", json!({"content": new_skill}))
+            .await
+            .0,
+        409
+    );
+    assert_eq!(
+        api.send(
+            Method::POST,
+            "/api/skills",
+            json!({"content": "no frontmatter"})
+        )
+        .await
+        .0,
+        400
+    );
+    let edited = new_skill.replace("Body v1.", "Body v2.");
+    assert_eq!(
+        api.send(
+            Method::PUT,
+            "/api/skills/api-made-skill",
+            json!({"content": edited})
+        )
+        .await
+        .0,
+        200
+    );
+    let (s, bad) = api
+        .send(
+            Method::PUT,
+            "/api/skills/api-made-skill",
+            json!({"content": edited.replace("name: api-made-skill", "name: renamed")}),
+        )
+        .await;
+    assert_eq!(s, 400);
+    assert!(
+        bad["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("must stay")
+    );
+    let (_, history) = api.get("/api/skills/api-made-skill/history").await;
+    assert_eq!(
+        history.as_array().unwrap().len(),
+        3,
+        "absent, created, edited: {history}"
+    );
+    assert_eq!(
+        api.send(
+            Method::POST,
+            "/api/skills/api-made-skill/rollback",
+            json!({"version": 2})
+        )
+        .await
+        .0,
+        200
+    );
+    let (_, one) = api.get("/api/skills/api-made-skill").await;
+    assert!(one["content"].as_str().unwrap().contains("Body v1."));
+    assert_eq!(
+        api.send(
+            Method::POST,
+            "/api/skills/api-made-skill/state",
+            json!({"pinned": true})
+        )
+        .await
+        .0,
+        200
+    );
+    assert_eq!(
+        api.send(Method::POST, "/api/skills/api-made-skill/state", json!({}))
+            .await
+            .0,
+        400
+    );
+    assert_eq!(
+        api.send(Method::DELETE, "/api/skills/api-made-skill", json!({}))
+            .await
+            .0,
+        200
+    );
+    assert_eq!(
+        api.send(Method::DELETE, "/api/skills/fix-flaky-tests", json!({}))
+            .await
+            .0,
+        400,
+        "bundled skills are disabled, not deleted"
+    );
+
+    let (s, r) = api
+        .send(
+            Method::POST,
+            "/api/retrieval",
+            json!({"query": "tests fail randomly on CI"}),
+        )
+        .await;
+    assert_eq!(s, 200);
+    assert_eq!(r["candidates"][0]["name"], "fix-flaky-tests");
+    assert_eq!(
+        api.send(Method::POST, "/api/retrieval", json!({"query": " "}))
+            .await
+            .0,
+        400
+    );
+    assert_eq!(
+        api.send(Method::POST, "/api/retrieval", json!({"nope": 1}))
+            .await
+            .0,
+        422
+    );
+
+    let (s, proposals) = api.get("/api/proposals?status=pending").await;
+    assert_eq!(s, 200);
+    assert!(proposals.as_array().unwrap().is_empty());
+    assert_eq!(api.get("/api/proposals?status=weird").await.0, 400);
+    assert_eq!(api.get("/api/proposals/99").await.0, 404);
+    assert_eq!(
+        api.send(Method::POST, "/api/proposals/99/approve", json!({}))
+            .await
+            .0,
+        404
+    );
+    assert_eq!(
+        api.send(Method::POST, "/api/proposals/99/reject", json!({}))
+            .await
+            .0,
+        404
+    );
+    assert_eq!(
+        api.send(Method::POST, "/api/proposals/99/undo", json!({}))
+            .await
+            .0,
+        404
+    );
+    let (s, bulk) = api
+        .send(
+            Method::POST,
+            "/api/proposals/bulk",
+            json!({"action": "approve", "ids": [99]}),
+        )
+        .await;
+    assert_eq!(s, 200);
+    assert_eq!(bulk["results"][0]["ok"], false);
+    assert_eq!(
+        api.send(
+            Method::POST,
+            "/api/proposals/bulk",
+            json!({"action": "eat", "ids": []})
+        )
+        .await
+        .0,
+        400
+    );
+    let (s, run) = api
+        .send(Method::POST, "/api/distil", json!({"session_id": "api-s"}))
+        .await;
+    assert_eq!(s, 200);
+    assert!(run["status"].is_string());
+
+    assert_eq!(api.get("/api/training/steps").await.0, 200);
+    assert_eq!(api.get("/api/training/checkpoints").await.0, 200);
+    let (s, sched) = api.get("/api/scheduler").await;
+    assert_eq!(s, 200);
+    assert!(sched["timeline"].is_array());
+
+    let (s, config) = api.get("/api/config").await;
+    assert_eq!(s, 200);
+    bodies.push_str(&config.to_string());
+    let (s, patched) = api
+        .send(Method::PATCH, "/api/config", json!({"mode": "rl"}))
+        .await;
+    assert_eq!(s, 200);
+    assert_eq!(patched["restart_required"], false);
+    assert_eq!(api.get("/api/status").await.1["mode"], "rl");
+    let yaml = std::fs::read_to_string(h.home().join("config.yaml")).unwrap_or_default();
+    assert!(yaml.contains("mode: rl"), "{yaml}");
+    let (s, err) = api
+        .send(Method::PATCH, "/api/config", json!({"mode": "turbo"}))
+        .await;
+    assert_eq!(s, 400);
+    assert!(err["error"]["message"].as_str().unwrap().contains("turbo"));
+    assert_eq!(
+        api.send(Method::PATCH, "/api/config", json!({"colour": "red"}))
+            .await
+            .0,
+        422
+    );
+    let (s, llm) = api
+        .send(
+            Method::PATCH,
+            "/api/config",
+            json!({"llm": {"api_key": "sk-new-secret-abcdefghijkl"}}),
+        )
+        .await;
+    assert_eq!(s, 200);
+    assert_eq!(llm["restart_required"], true);
+    bodies.push_str(&llm.to_string());
+    let (s, conn) = api
+        .send(
+            Method::POST,
+            "/api/config/test-connection",
+            json!({"target": "llm"}),
+        )
+        .await;
+    assert_eq!(s, 200);
+    assert_eq!(conn["ok"], true, "{conn}");
+    assert_eq!(
+        api.send(
+            Method::POST,
+            "/api/config/test-connection",
+            json!({"target": "x"})
+        )
+        .await
+        .0,
+        400
+    );
+
+    for chart in [
+        "reward",
+        "loss",
+        "success_rate",
+        "kl",
+        "prm_distribution",
+        "turns_per_day",
+    ] {
+        let r = api
+            .req(Method::GET, &format!("/api/charts/{chart}.svg?theme=dark"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200, "{chart}");
+        assert_eq!(r.headers()["content-type"], "image/svg+xml");
+        assert!(r.text().await.unwrap().starts_with("<svg"), "{chart}");
+    }
+    assert_eq!(api.get("/api/charts/nope.svg").await.0, 404);
+    assert_eq!(api.get("/api/charts/reward.svg?theme=sepia").await.0, 400);
+    assert_eq!(api.get("/api/nope").await.0, 404);
+
+    let (s, doc) = api.get("/api/openapi.json").await;
+    assert_eq!(s, 200);
+    assert!(doc["paths"]["/api/status"]["get"].is_object());
+    // Secrets never come back, masked or not.
+    for secret in [
+        "sk-upstream-secret-1234567890",
+        "sk-new-secret-abcdefghijkl",
+        support::PROXY_KEY,
+        &token,
+    ] {
+        assert!(!bodies.contains(secret), "a secret leaked");
+    }
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn openapi_lists_exactly_the_routes_that_exist() {
+    let (h, token) = setup().await;
+    let api = Api { h: &h, token };
+    let (_, doc) = api.get("/api/openapi.json").await;
+    let paths = doc["paths"].as_object().unwrap();
+    assert!(paths.len() >= 25);
+    for (path, ops) in paths {
+        for method in ops.as_object().unwrap().keys() {
+            let concrete = path
+                .replace("{id}", "1")
+                .replace("{name}", "fix-flaky-tests");
+            let m = Method::from_bytes(method.to_uppercase().as_bytes()).unwrap();
+            let mut req = api.req(m.clone(), &concrete);
+            if m != Method::GET {
+                req = req.json(&json!({}));
+            }
+            if concrete == "/api/events" {
+                let r = req.send().await.unwrap();
+                assert_eq!(r.status(), 200);
+                assert_eq!(r.headers()["content-type"], "text/event-stream");
+                continue;
+            }
+            let status = req.send().await.unwrap().status();
+            // A documented route may reject this empty body, but it must exist.
+            assert!(
+                status != StatusCode::METHOD_NOT_ALLOWED,
+                "{method} {path}: {status}"
+            );
+            let body = api
+                .req(
+                    Method::from_bytes(method.to_uppercase().as_bytes()).unwrap(),
+                    &concrete,
+                )
+                .json(&json!({}))
+                .send()
+                .await
+                .unwrap()
+                .text()
+                .await
+                .unwrap();
+            assert!(
+                !body.contains("unknown API endpoint"),
+                "{method} {path} is documented but not routed"
+            );
+        }
+    }
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn events_stream_delivers_turns_and_state_changes() {
+    use futures_util::StreamExt;
+    let (h, token) = setup().await;
+    let api = Api { h: &h, token };
+    let resp = api.req(Method::GET, "/api/events").send().await.unwrap();
+    let mut stream = resp.bytes_stream();
+    api.send(
+        Method::PATCH,
+        "/api/config",
+        json!({"learning_paused": true}),
+    )
+    .await;
+    h.post("/v1/chat/completions")
+        .json(&json!({"model": "m", "messages": [{"role": "user", "content": "hello"}]}))
+        .send()
+        .await
+        .unwrap();
+    let mut seen = String::new();
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(5);
+    while !(seen.contains("event: state") && seen.contains("event: turn"))
+        && tokio::time::Instant::now() < deadline
+    {
+        if let Ok(Some(Ok(chunk))) =
+            tokio::time::timeout(std::time::Duration::from_millis(500), stream.next()).await
+        {
+            seen.push_str(&String::from_utf8_lossy(&chunk));
+        }
+    }
+    assert!(
+        seen.contains("event: state") && seen.contains("event: turn"),
+        "{seen}"
+    );
+    h.stop().await;
+}
