@@ -32,12 +32,7 @@ pub fn run(home: &Home, key: String, value: Option<String>) -> Result<()> {
                 warn(&w.to_string());
             }
             // The effective configuration: defaults merged with the file, secrets masked.
-            let mut effective = metaclaw_config::Document::empty();
-            if let Value::Object(map) = serde_json::to_value(&loaded.config)? {
-                for (k, v) in map {
-                    effective.set(&k, v)?;
-                }
-            }
+            let effective = loaded.config.to_document();
             say(&format!("# {}", path.display()));
             say(serde_saphyr::to_string(&metaclaw_config::masked(&effective))?.trim_end());
             Ok(())

@@ -58,6 +58,19 @@ impl Default for Config {
 }
 
 impl Config {
+    /// The effective configuration (defaults filled in) as a document, e.g. for masking and
+    /// display or for applying changes to a running configuration.
+    pub fn to_document(&self) -> crate::Document {
+        let mut doc = crate::Document::empty();
+        if let Ok(serde_json::Value::Object(map)) = serde_json::to_value(self) {
+            for (k, v) in map {
+                // Keys are plain identifiers, so setting them cannot fail.
+                let _ = doc.set(&k, v);
+            }
+        }
+        doc
+    }
+
     /// The model name MetaClaw advertises to the agent.
     /// The context window to advertise to agents. `context_window: 0` picks 200k tokens for
     /// hosted models (skills_only) and 32k in RL modes, whose sampler has a short sequence

@@ -137,6 +137,24 @@ impl Evolution {
         }
     }
 
+    /// Record a finished run from its report.
+    fn close(
+        &self,
+        report: RunReport,
+        trigger: EvolutionTrigger,
+        started: chrono::DateTime<chrono::Utc>,
+    ) -> RunReport {
+        self.record_run(
+            &report.session_id,
+            trigger,
+            report.status,
+            report.error.clone(),
+            report.proposals.len(),
+            started,
+        );
+        report
+    }
+
     /// Distil a session into proposals. Failures are recorded and returned in the report,
     /// never swallowed.
     pub async fn distil(
@@ -216,28 +234,12 @@ impl Evolution {
             report.error = Some(format!(
                 "nothing to learn: no signals and {main} main turns"
             ));
-            self.record_run(
-                session_id,
-                trigger,
-                EvolutionRunStatus::Skipped,
-                report.error.clone(),
-                0,
-                started,
-            );
-            return Ok(report);
+            return Ok(self.close(report, trigger, started));
         }
         let Some(evolver) = &self.evolver else {
             report.status = EvolutionRunStatus::Failed;
             report.error = Some("no evolver endpoint: set llm.api_base and llm.model_id, or rl.evolver_api_base and rl.evolver_model".into());
-            self.record_run(
-                session_id,
-                trigger,
-                EvolutionRunStatus::Failed,
-                report.error.clone(),
-                0,
-                started,
-            );
-            return Ok(report);
+            return Ok(self.close(report, trigger, started));
         };
         let library = self.skills.library();
         let existing: Vec<(String, String)> = library
@@ -245,14 +247,8 @@ impl Evolution {
             .iter()
             .map(|s| (s.name.clone(), s.description.clone()))
             .collect();
-        let rejected_names: HashSet<String> = self
-            .store
-            .rejected_names()
-            .map_err(store_err)?
-            .into_iter()
-            .collect();
-        let mut rejected: Vec<String> = rejected_names.iter().cloned().collect();
-        rejected.sort();
+        let rejected = self.store.rejected_names().map_err(store_err)?;
+        let rejected_names: HashSet<String> = rejected.iter().cloned().collect();
         let transcript = metaclaw_evolve::render(&turns, TRANSCRIPT_BUDGET);
         let messages = metaclaw_evolve::messages(&transcript, &signals, &existing, &rejected);
         let raw = match evolver.propose(messages).await {
@@ -260,15 +256,7 @@ impl Evolution {
             Err(e) => {
                 report.status = EvolutionRunStatus::Failed;
                 report.error = Some(e.to_string());
-                self.record_run(
-                    session_id,
-                    trigger,
-                    EvolutionRunStatus::Failed,
-                    report.error.clone(),
-                    0,
-                    started,
-                );
-                return Ok(report);
+                return Ok(self.close(report, trigger, started));
             }
         };
         let mut fingerprints = self.store.rejected_fingerprints().map_err(store_err)?;
@@ -326,14 +314,7 @@ impl Evolution {
                 .map_err(store_err)?;
             report.proposals.push(id);
         }
-        self.record_run(
-            session_id,
-            trigger,
-            EvolutionRunStatus::Ok,
-            None,
-            report.proposals.len(),
-            started,
-        );
+        let report = self.close(report, trigger, started);
         if !report.proposals.is_empty() {
             let _ = self.events.send(Event::ProposalsCreated {
                 session_id: Some(session_id.to_owned()),

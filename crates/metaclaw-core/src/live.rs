@@ -34,12 +34,7 @@ impl LiveConfig {
     /// any value is invalid.
     pub fn update(&self, changes: &[(&str, Value)]) -> Result<Arc<Config>, ConfigError> {
         let mut file = metaclaw_config::load(&self.path)?.document;
-        let mut running = metaclaw_config::Document::empty();
-        if let Ok(Value::Object(map)) = serde_json::to_value(&*self.get()) {
-            for (k, v) in map {
-                running.set(&k, v)?;
-            }
-        }
+        let mut running = self.get().to_document();
         for (key, value) in changes {
             file.set(key, value.clone())?;
             running.set(key, value.clone())?;

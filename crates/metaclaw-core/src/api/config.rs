@@ -8,13 +8,7 @@ use serde_json::{Value, json};
 use super::{ApiError, ApiResult, ApiState};
 
 fn masked(config: &metaclaw_config::Config) -> Value {
-    let mut doc = metaclaw_config::Document::empty();
-    if let Ok(Value::Object(map)) = serde_json::to_value(config) {
-        for (k, v) in map {
-            let _ = doc.set(&k, v);
-        }
-    }
-    metaclaw_config::masked(&doc)
+    metaclaw_config::masked(&config.to_document())
 }
 
 pub(crate) async fn read(State(s): State<ApiState>) -> ApiResult<Json<Value>> {
