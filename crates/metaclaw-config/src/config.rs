@@ -302,6 +302,41 @@ pub struct SchedulerConfig {
     /// Local wall-clock time, `HH:MM`.
     pub sleep_end: String,
     pub min_window_minutes: u32,
+    /// Sleep hours open windows (each source can be turned off).
+    pub sleep_enabled: bool,
+    /// OS idle time (or time since the last request) opens windows.
+    pub idle_enabled: bool,
+    /// How often the idle time is read.
+    pub poll_seconds: u64,
+    pub calendar: CalendarConfig,
+}
+
+/// `scheduler.calendar`: meetings in .ics files or iCal URLs open windows.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CalendarConfig {
+    pub enabled: bool,
+    /// .ics files or folders (watched).
+    pub paths: Vec<String>,
+    /// .ics addresses, e.g. a calendar's secret iCal link (fetched with ETag).
+    pub urls: Vec<String>,
+    /// Your address in the calendar, so events you declined do not count.
+    pub user_email: String,
+    pub include_all_day: bool,
+    pub refresh_minutes: u32,
+}
+
+impl Default for CalendarConfig {
+    fn default() -> Self {
+        CalendarConfig {
+            enabled: false,
+            paths: Vec::new(),
+            urls: Vec::new(),
+            user_email: String::new(),
+            include_all_day: false,
+            refresh_minutes: 15,
+        }
+    }
 }
 
 impl Default for SchedulerConfig {
@@ -312,6 +347,10 @@ impl Default for SchedulerConfig {
             sleep_start: "23:00".to_owned(),
             sleep_end: "07:00".to_owned(),
             min_window_minutes: 15,
+            sleep_enabled: true,
+            idle_enabled: true,
+            poll_seconds: 10,
+            calendar: CalendarConfig::default(),
         }
     }
 }

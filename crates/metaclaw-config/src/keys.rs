@@ -12,6 +12,8 @@ pub(crate) enum Kind {
     Str,
     Int,
     Float,
+    /// A list of strings (a single string is taken as a one-item list).
+    StrList,
     Choice(&'static [&'static str]),
 }
 
@@ -131,6 +133,16 @@ pub(crate) const KEYS: &[KeySpec] = &[
         "a time HH:MM (00:00-23:59)",
     ),
     key("scheduler.min_window_minutes", Kind::Int, UINT),
+    key("scheduler.sleep_enabled", Kind::Bool, BOOL),
+    key("scheduler.idle_enabled", Kind::Bool, BOOL),
+    key("scheduler.poll_seconds", Kind::Int, POSITIVE),
+    key("scheduler.calendar", Kind::Section, SECTION),
+    key("scheduler.calendar.enabled", Kind::Bool, BOOL),
+    key("scheduler.calendar.paths", Kind::StrList, "a list of .ics files or folders"),
+    key("scheduler.calendar.urls", Kind::StrList, "a list of http(s) .ics addresses"),
+    key("scheduler.calendar.user_email", Kind::Str, STR),
+    key("scheduler.calendar.include_all_day", Kind::Bool, BOOL),
+    key("scheduler.calendar.refresh_minutes", Kind::Int, POSITIVE),
     key("session", Kind::Section, SECTION),
     key(
         "session.idle_timeout",
@@ -180,8 +192,12 @@ const IGNORED_SUBTREES: &[(&str, &str)] = &[
     ),
     ("llm.bedrock_region", "AWS Bedrock is not supported"),
     (
-        "scheduler.calendar",
-        "Google Calendar windows are not supported",
+        "scheduler.calendar.credentials_path",
+        "Google Calendar OAuth is not supported; use scheduler.calendar.urls (the calendar's iCal address) or paths",
+    ),
+    (
+        "scheduler.calendar.token_path",
+        "Google Calendar OAuth is not supported; use scheduler.calendar.urls (the calendar's iCal address) or paths",
     ),
     ("rl.backend", "only the Tinker backend is supported"),
 ];
@@ -292,6 +308,7 @@ fn coerce_scalar(value: &mut Value, kind: Kind) {
     let replacement = match (kind, &*value) {
         (Kind::Str, Value::Number(n)) => Value::String(n.to_string()),
         (Kind::Str, Value::Bool(b)) => Value::String(b.to_string()),
+        (Kind::StrList, Value::String(s)) => Value::Array(vec![Value::String(s.clone())]),
         (Kind::Bool, Value::String(s)) if s.eq_ignore_ascii_case("true") => Value::Bool(true),
         (Kind::Bool, Value::String(s)) if s.eq_ignore_ascii_case("false") => Value::Bool(false),
         (Kind::Int, Value::String(s)) => match s.trim().parse::<i64>() {

@@ -14,7 +14,7 @@ mod warning;
 
 pub use choices::{ClawType, LlmProvider, Mode, RetrievalMode};
 pub use config::{
-    Config, DEFAULT_SERVED_MODEL, DEFAULT_SKILLS_DIR, EmbeddingConfig, LlmConfig, OpdConfig,
+    CalendarConfig, Config, DEFAULT_SERVED_MODEL, DEFAULT_SKILLS_DIR, EmbeddingConfig, LlmConfig, OpdConfig,
     ProxyConfig, RecordsConfig, RlConfig, SchedulerConfig, SessionConfig, SkillsConfig,
 };
 pub use document::Document;

@@ -370,7 +370,6 @@ mod tests {
         expected.extend(memory_keys);
         expected.extend(
             [
-                "scheduler.calendar.enabled",
                 "scheduler.calendar.credentials_path",
                 "scheduler.calendar.token_path",
                 "wechat.enabled",
