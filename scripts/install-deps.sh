@@ -11,7 +11,8 @@ if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
 # System packages: a C toolchain (SQLite is compiled in), OpenSSL headers for HTTPS
 # upstreams, Python for the SDK tests.
 # chromium drives the dashboard's browser tests (headless, no display needed).
-APT_PACKAGES=(build-essential pkg-config libssl-dev python3 python3-venv ca-certificates chromium)
+# libx11-dev and libxss-dev: OS idle time (user-idle, X11) for the training scheduler.
+APT_PACKAGES=(build-essential pkg-config libssl-dev libx11-dev libxss-dev python3 python3-venv ca-certificates chromium)
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -36,6 +36,9 @@ pub enum Command {
     /// Browse, search, switch and lint skills.
     #[command(subcommand)]
     Skills(SkillsCommand),
+    /// Training windows: `scheduler status` or `scheduler next-window`.
+    #[command(subcommand)]
+    Scheduler(SchedulerCommand),
     /// Thumbs up or down on a turn (a signal for skill evolution).
     Feedback {
         turn_id: String,
@@ -55,6 +58,20 @@ pub enum Command {
     Dev(DevCommand),
     /// Print the version.
     Version,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SchedulerCommand {
+    /// The scheduler's state, its sources and the current window.
+    Status {
+        #[arg(long)]
+        json: bool,
+    },
+    /// The next window in which training may run, with its source and times.
+    NextWindow {
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Debug, Subcommand)]

@@ -5,6 +5,7 @@ mod config_cmd;
 mod daemon;
 mod output;
 mod presets;
+mod scheduler_cmd;
 mod seed;
 mod setup;
 mod skills_cmd;
@@ -43,6 +44,7 @@ fn main() -> ExitCode {
             rating,
             note,
         } => skills_cmd::feedback(&home, &turn_id, &rating, note),
+        Command::Scheduler(cmd) => scheduler_cmd::run(&home, cmd),
         Command::Dashboard { print_url } => daemon::dashboard(&home, print_url),
         Command::Dev(cli::DevCommand::Seed) => seed::run(&home),
         Command::Version => {

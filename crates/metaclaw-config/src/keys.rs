@@ -138,8 +138,16 @@ pub(crate) const KEYS: &[KeySpec] = &[
     key("scheduler.poll_seconds", Kind::Int, POSITIVE),
     key("scheduler.calendar", Kind::Section, SECTION),
     key("scheduler.calendar.enabled", Kind::Bool, BOOL),
-    key("scheduler.calendar.paths", Kind::StrList, "a list of .ics files or folders"),
-    key("scheduler.calendar.urls", Kind::StrList, "a list of http(s) .ics addresses"),
+    key(
+        "scheduler.calendar.paths",
+        Kind::StrList,
+        "a list of .ics files or folders",
+    ),
+    key(
+        "scheduler.calendar.urls",
+        Kind::StrList,
+        "a list of http(s) .ics addresses",
+    ),
     key("scheduler.calendar.user_email", Kind::Str, STR),
     key("scheduler.calendar.include_all_day", Kind::Bool, BOOL),
     key("scheduler.calendar.refresh_minutes", Kind::Int, POSITIVE),

@@ -14,8 +14,8 @@ mod warning;
 
 pub use choices::{ClawType, LlmProvider, Mode, RetrievalMode};
 pub use config::{
-    CalendarConfig, Config, DEFAULT_SERVED_MODEL, DEFAULT_SKILLS_DIR, EmbeddingConfig, LlmConfig, OpdConfig,
-    ProxyConfig, RecordsConfig, RlConfig, SchedulerConfig, SessionConfig, SkillsConfig,
+    CalendarConfig, Config, DEFAULT_SERVED_MODEL, DEFAULT_SKILLS_DIR, EmbeddingConfig, LlmConfig,
+    OpdConfig, ProxyConfig, RecordsConfig, RlConfig, SchedulerConfig, SessionConfig, SkillsConfig,
 };
 pub use document::Document;
 pub use error::ConfigError;

@@ -9,6 +9,7 @@ mod health;
 pub mod live;
 mod recording;
 mod runtime;
+pub mod scheduling;
 mod skills;
 pub mod wiring;
 

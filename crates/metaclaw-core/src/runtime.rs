@@ -51,6 +51,8 @@ pub struct RunningCore {
     proxy: ProxyState,
     skills: Option<Arc<SkillService>>,
     evolution: Option<Arc<Evolution>>,
+    scheduler: Arc<metaclaw_scheduler::Scheduler>,
+    _scheduler_tasks: metaclaw_scheduler::BackgroundTasks,
     _watch: Option<WatchGuard>,
 }
 
@@ -132,6 +134,14 @@ pub async fn start(opts: CoreOptions) -> Result<RunningCore, CoreError> {
         .map_err(|e| CoreError::Http(e.to_string()))?;
     background.push(tokio::spawn(sweep_sessions(proxy.clone(), idle)));
 
+    let scheduler = Arc::new(crate::scheduling::build(&config, &home, clock.clone()));
+    let scheduler_tasks = scheduler.spawn_background();
+    background.push(tokio::spawn(crate::scheduling::follow_events(
+        scheduler.clone(),
+        events.subscribe(),
+        live.clone(),
+        clock.clone(),
+    )));
     let started_at = clock.now();
     let health = Health {
         live: live.clone(),
@@ -149,6 +159,7 @@ pub async fn start(opts: CoreOptions) -> Result<RunningCore, CoreError> {
         clock: clock.clone(),
         started_at,
         shutdown: token.clone(),
+        scheduler: scheduler.clone(),
     })?;
     let app = Router::new()
         .route("/healthz", get(healthz).with_state(health))
@@ -192,6 +203,8 @@ pub async fn start(opts: CoreOptions) -> Result<RunningCore, CoreError> {
         proxy,
         skills,
         evolution,
+        scheduler,
+        _scheduler_tasks: scheduler_tasks,
         _watch: watch,
     })
 }
@@ -216,6 +229,11 @@ impl RunningCore {
     /// `None` when `skills.enabled` is false.
     pub fn skills(&self) -> Option<&Arc<SkillService>> {
         self.skills.as_ref()
+    }
+
+    /// The OMLS scheduler (training windows).
+    pub fn scheduler(&self) -> &Arc<metaclaw_scheduler::Scheduler> {
+        &self.scheduler
     }
 
     /// Skill evolution and the review inbox; `None` when skills are off.

@@ -44,6 +44,7 @@ pub(crate) struct ApiParts {
     pub started_at: DateTime<Utc>,
     /// Cancelled on shutdown: long-lived event streams end so the server can stop.
     pub shutdown: tokio_util::sync::CancellationToken,
+    pub scheduler: Arc<metaclaw_scheduler::Scheduler>,
 }
 
 #[derive(Clone)]

@@ -52,7 +52,7 @@ pub(crate) async fn status(State(s): State<ApiState>) -> ApiResult<Json<Value>> 
             "progress": current.as_ref().and_then(|c| c.progress),
             "message": if current.is_some() { "training" } else { rl_message },
         },
-        "scheduler": super::training::scheduler_summary(&config),
+        "scheduler": super::training::scheduler_summary(&s.parts.scheduler),
         "last_evolution_failure": store.last_evolution_failure()?,
     })))
 }
