@@ -349,7 +349,12 @@ fn convert_event(cev: &icalendar::CalendarEvent<'_>) -> Result<Converted, String
     let has_rule = ev.property_value("RRULE").is_some()
         || ev.multi_properties().contains_key("RDATE")
         || ev.properties().contains_key("RDATE");
-    let recurrence = if has_rule && recurrence_id.is_none() {
+    let recurrence = if has_rule && recurrence_id.is_none() && !recurrence_is_ascii(ev) {
+        // Recurrence data is ASCII by definition (RFC 5545 §3.3.10); `rrule` 0.14 slices
+        // weekday strings by byte and panics on other input.
+        warning = Some("non-ASCII recurrence data; only the first occurrence is used".into());
+        None
+    } else if has_rule && recurrence_id.is_none() {
         match cev.get_recurrence() {
             // `limit()` makes the iterator give up on rules that never produce a date.
             Ok(set) => Some(set.limit()),
@@ -393,6 +398,23 @@ fn convert_event(cev: &icalendar::CalendarEvent<'_>) -> Result<Converted, String
         },
         warning,
         recurrence_id,
+    })
+}
+
+/// Whether everything handed to the `rrule` parser is ASCII.
+fn recurrence_is_ascii(ev: &icalendar::Event) -> bool {
+    let prop_ascii = |p: &Property| {
+        p.value().is_ascii()
+            && p.params()
+                .iter()
+                .all(|(k, v)| k.is_ascii() && v.value().is_ascii())
+    };
+    ["DTSTART", "RRULE", "RDATE", "EXDATE"].iter().all(|key| {
+        ev.properties().get(*key).is_none_or(prop_ascii)
+            && ev
+                .multi_properties()
+                .get(*key)
+                .is_none_or(|list| list.iter().all(prop_ascii))
     })
 }
 
@@ -456,10 +478,9 @@ fn declined_address(p: &Property) -> Option<String> {
 
 fn normalize_address(s: &str) -> String {
     let s = s.trim().trim_matches('"').trim();
-    let s = if s.len() >= 7 && s[..7].eq_ignore_ascii_case("mailto:") {
-        &s[7..]
-    } else {
-        s
+    let s = match (s.get(..7), s.get(7..)) {
+        (Some(scheme), Some(rest)) if scheme.eq_ignore_ascii_case("mailto:") => rest,
+        _ => s,
     };
     s.trim().to_lowercase()
 }
@@ -986,6 +1007,10 @@ mod tests {
             cal("BEGIN:VEVENT\nDTSTART:20261025T023000\nRRULE:FREQ=DAILY;UNTIL=20261101T000000\nEXDATE;X-FOO=1:20261026T023000\nEND:VEVENT\n").into_bytes(),
             "BEGIN:VCALENDAR\r\nBEGIN:VEVENT\r\nDTSTART:2026\u{0}0101T000000Z\r\nEND:VEVENT\r\nEND:VCALENDAR".as_bytes().to_vec(),
             vec![b'\n'; 100_000],
+            // Found by the fuzzer: a non-ASCII BYDAY (panics inside rrule 0.14).
+            cal("BEGIN:VEVENT\nDTSTART:20260105T140000Z\nDURATION:PT1H\nRRULE:FREQ=MONTHLY;BYDAY=-1F\u{1}\u{b6}R\nEND:VEVENT\n").into_bytes(),
+            // Found by the fuzzer: a multi-byte character across byte 7 of an address.
+            cal("BEGIN:VEVENT\nDTSTART:20260316T100000Z\nATTENDEE;PARTSTAT=DECLINED:m9\u{fffd}\u{fffd}#example.com\nEND:VEVENT\n").into_bytes(),
         ];
         for (i, c) in cases.iter().enumerate() {
             let t0 = std::time::Instant::now();
