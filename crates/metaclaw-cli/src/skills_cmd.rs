@@ -72,16 +72,7 @@ pub fn run(home: &Home, cmd: SkillsCommand) -> Result<()> {
                 .get(&name)
                 .with_context(|| format!("no skill named `{name}` (see `metaclaw skills list`)"))?;
             say(&format!("# {}", skill.path.display()));
-            // The file as written, not a re-rendering of it.
-            let text = match skill.source {
-                metaclaw_skills::SkillSource::User => {
-                    std::fs::read_to_string(&skill.path).unwrap_or_else(|_| skill.render())
-                }
-                metaclaw_skills::SkillSource::Bundled => metaclaw_skills::bundled_files()
-                    .into_iter()
-                    .find(|(folder, _)| *folder == skill.name)
-                    .map_or_else(|| skill.render(), |(_, text)| text.to_owned()),
-            };
+            let text = skill.file_text();
             say(text.trim_end());
             Ok(())
         }

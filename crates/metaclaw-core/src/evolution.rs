@@ -413,14 +413,7 @@ impl Evolution {
     fn current_text(&self, name: &str) -> Option<String> {
         let lib = self.skills.library();
         let skill = lib.get(name)?;
-        Some(match skill.source {
-            SkillSource::User => std::fs::read_to_string(&skill.path).ok()?,
-            SkillSource::Bundled => metaclaw_skills::bundled_files()
-                .into_iter()
-                .find(|(f, _)| *f == name)?
-                .1
-                .to_owned(),
-        })
+        Some(skill.file_text())
     }
 
     /// Check a SKILL.md before it goes live: it must parse, keep its name and lint clean.

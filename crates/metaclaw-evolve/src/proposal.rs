@@ -205,7 +205,7 @@ pub fn prepare(
         });
         let candidate = match target {
             Some(existing) => {
-                let base = existing_text(&existing);
+                let base = existing.file_text();
                 let content = updated_skill_md(&existing, &p);
                 if Skill::parse(&content, Default::default(), SkillSource::User)
                     .is_ok_and(|s| s.body == existing.body && s.description == existing.description)
@@ -246,18 +246,6 @@ pub fn prepare(
         }
     }
     (out, dropped)
-}
-
-fn existing_text(skill: &Skill) -> String {
-    match skill.source {
-        SkillSource::User => {
-            std::fs::read_to_string(&skill.path).unwrap_or_else(|_| skill.render())
-        }
-        SkillSource::Bundled => metaclaw_skills::bundled_files()
-            .into_iter()
-            .find(|(f, _)| *f == skill.name)
-            .map_or_else(|| skill.render(), |(_, t)| t.to_owned()),
-    }
 }
 
 #[cfg(test)]

@@ -28,8 +28,8 @@ fn presented_key(headers: &HeaderMap) -> Option<&str> {
     scheme.eq_ignore_ascii_case("bearer").then(|| key.trim())
 }
 
-// Avoids leaking the key's prefix length through timing.
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+/// Compares secrets without leaking how long a matching prefix is through timing.
+pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     if a.len() != b.len() {
         return false;
     }

@@ -28,6 +28,7 @@ use serde_json::json;
 
 pub use anthropic::stream::AnthropicEncoder;
 pub use anthropic::translate::{request_to_openai, response_to_anthropic};
+pub use auth::constant_time_eq;
 pub use body::{parse_object, validate_chat, validate_messages};
 pub use capture::{Assembled, assemble};
 pub use error::ProxyError;

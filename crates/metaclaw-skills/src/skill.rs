@@ -133,6 +133,20 @@ impl Skill {
         )
     }
 
+    /// The SKILL.md text as written (the user's file, or the bundled file), not a
+    /// re-rendering; falls back to rendering when the file cannot be read.
+    pub fn file_text(&self) -> String {
+        match self.source {
+            SkillSource::User => {
+                std::fs::read_to_string(&self.path).unwrap_or_else(|_| self.render())
+            }
+            SkillSource::Bundled => crate::bundled::files()
+                .into_iter()
+                .find(|(folder, _)| *folder == self.name)
+                .map_or_else(|| self.render(), |(_, text)| text.to_owned()),
+        }
+    }
+
     /// `metadata.openclaw.always` or `always: true`: eligible on every turn.
     pub fn always(&self) -> bool {
         let meta = self.frontmatter.get("metadata");

@@ -107,10 +107,6 @@ fn presented_token(headers: &HeaderMap) -> Option<String> {
         .map(|(_, v)| v.to_owned())
 }
 
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
-}
-
 pub(crate) async fn require_token(
     State(state): State<ApiState>,
     req: Request,
@@ -124,7 +120,9 @@ pub(crate) async fn require_token(
         .into_response();
     }
     match presented_token(req.headers()) {
-        Some(t) if constant_time_eq(t.as_bytes(), state.token.as_bytes()) => next.run(req).await,
+        Some(t) if metaclaw_proxy::constant_time_eq(t.as_bytes(), state.token.as_bytes()) => {
+            next.run(req).await
+        }
         Some(_) => {
             ApiError::new(StatusCode::UNAUTHORIZED, "invalid dashboard token").into_response()
         }

@@ -39,15 +39,7 @@ pub(crate) async fn detail(
     let skill = lib
         .get(&name)
         .ok_or_else(|| ApiError::not_found(format!("no skill named `{name}`")))?;
-    let content = match skill.source {
-        metaclaw_skills::SkillSource::User => {
-            std::fs::read_to_string(&skill.path).unwrap_or_else(|_| skill.render())
-        }
-        metaclaw_skills::SkillSource::Bundled => metaclaw_skills::bundled_files()
-            .into_iter()
-            .find(|(f, _)| *f == name)
-            .map_or_else(|| skill.render(), |(_, t)| t.to_owned()),
-    };
+    let content = skill.file_text();
     let problems: Vec<Value> = metaclaw_skills::check_skill(skill, &name)
         .into_iter()
         .map(|f| json!({"level": f.level, "message": f.message}))
