@@ -167,6 +167,7 @@ async fn every_route_answers_and_no_secret_leaks() {
     assert_eq!(s, 200);
     assert_eq!(status["mode"], "skills_only");
     assert_eq!(status["counts"]["turns"], 1);
+    assert_eq!(status["counts"]["sessions"], 1);
     bodies.push_str(&status.to_string());
 
     let (s, sessions) = api.get("/api/sessions").await;

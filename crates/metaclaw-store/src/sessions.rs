@@ -114,3 +114,10 @@ pub(crate) fn get(conn: &Connection, id: &str) -> Result<Option<SessionRow>> {
         .map(RawSession::into_row)
         .transpose()
 }
+
+pub(crate) fn count(conn: &Connection) -> Result<u64> {
+    let n: i64 = conn
+        .prepare_cached("SELECT count(*) FROM sessions")?
+        .query_row([], |r| r.get(0))?;
+    Ok(u64::try_from(n).unwrap_or(0))
+}

@@ -179,6 +179,10 @@ impl Store {
         turns::count(&self.read())
     }
 
+    pub fn session_count(&self) -> Result<u64> {
+        sessions::count(&self.read())
+    }
+
     /// Turns started at or after `since` (e.g. "turns today").
     pub fn turns_since(&self, since: DateTime<Utc>) -> Result<u64> {
         turns::count_since(&self.read(), since)

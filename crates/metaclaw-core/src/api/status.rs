@@ -40,7 +40,7 @@ pub(crate) async fn status(State(s): State<ApiState>) -> ApiResult<Json<Value>> 
         "learning_paused": config.learning_paused,
         "upstream": {"url": config.llm.api_base, "reachable": Value::Null, "detail": "use Test connection in Settings"},
         "counts": {
-            "sessions": store.sessions(100_000)?.len(),
+            "sessions": store.session_count()?,
             "turns": store.turn_count()?,
             "turns_today": turns_today,
             "skills": skills,
