@@ -117,6 +117,39 @@ choice! {
     }
 }
 
+choice! {
+    /// The Tinker loss used for policy updates.
+    LossFn for "rl.loss_fn" {
+        #[default]
+        ImportanceSampling = "importance_sampling",
+        Ppo = "ppo",
+        Cispo = "cispo",
+    }
+}
+
+choice! {
+    /// How forward_backward requests are encoded for the Tinker server.
+    WireFormat for "rl.wire_format" {
+        /// Protobuf for the Tinker cloud, JSON for other servers unless they ask for protobuf.
+        #[default]
+        Auto = "auto",
+        Json = "json",
+        Proto = "proto",
+    }
+}
+
+impl LossFn {
+    fn legacy(_: &str) -> Option<Self> {
+        None
+    }
+}
+
+impl WireFormat {
+    fn legacy(_: &str) -> Option<Self> {
+        None
+    }
+}
+
 impl Mode {
     fn legacy(s: &str) -> Option<Self> {
         (s == "madmax").then_some(Mode::Auto)

@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::choices::{ClawType, LlmProvider, Mode, RetrievalMode};
+use crate::choices::{ClawType, LlmProvider, LossFn, Mode, RetrievalMode, WireFormat};
 use crate::home::{Home, expand_tilde, user_home};
 
 /// Served model name when `llm.model_id` is empty (same fallback as upstream).
@@ -245,6 +245,29 @@ pub struct RlConfig {
     pub evolver_api_key: String,
     pub evolver_model: String,
     pub manual_train_trigger: bool,
+    /// Tinker loss for policy updates.
+    pub loss_fn: LossFn,
+    pub learning_rate: f64,
+    /// Samples drawn per served prompt; above 1, advantages are relative to the group.
+    pub group_size: u32,
+    /// PRM judge votes per turn (majority wins, a tie scores 0).
+    pub prm_m: u32,
+    pub prm_temperature: f64,
+    pub prm_max_new_tokens: u32,
+    /// Chat renderer (`qwen3`, `qwen3_instruct`, `llama3`, `kimi_k2`, `kimi_k25`); empty =
+    /// chosen from `rl.model`.
+    pub renderer_name: String,
+    /// A local `tokenizer.json` (or Kimi's `tiktoken.model`); empty = the model's hub repo,
+    /// downloaded once into the home dir.
+    pub tokenizer_path: String,
+    /// Tinker request encoding for forward_backward.
+    pub wire_format: WireFormat,
+    /// Save a resumable checkpoint every N steps.
+    pub checkpoint_every: u32,
+    pub save_weights_timeout_s: u64,
+    /// Sampling defaults when a request sets none.
+    pub temperature: f64,
+    pub max_new_tokens: u32,
 }
 
 impl Default for RlConfig {
@@ -266,6 +289,19 @@ impl Default for RlConfig {
             evolver_api_key: String::new(),
             evolver_model: String::new(),
             manual_train_trigger: false,
+            loss_fn: LossFn::default(),
+            learning_rate: 1e-4,
+            group_size: 1,
+            prm_m: 3,
+            prm_temperature: 0.6,
+            prm_max_new_tokens: 1024,
+            renderer_name: String::new(),
+            tokenizer_path: String::new(),
+            wire_format: WireFormat::default(),
+            checkpoint_every: 5,
+            save_weights_timeout_s: 200,
+            temperature: 0.7,
+            max_new_tokens: 2048,
         }
     }
 }

@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use crate::choices::{ClawType, LlmProvider, Mode, RetrievalMode};
+use crate::choices::{ClawType, LlmProvider, LossFn, Mode, RetrievalMode, WireFormat};
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) enum Kind {
@@ -113,6 +113,19 @@ pub(crate) const KEYS: &[KeySpec] = &[
     key("rl.evolver_api_key", Kind::Str, STR),
     key("rl.evolver_model", Kind::Str, STR),
     key("rl.manual_train_trigger", Kind::Bool, BOOL),
+    key("rl.loss_fn", Kind::Choice(LossFn::NAMES), CHOICE),
+    key("rl.learning_rate", Kind::Float, "a number > 0"),
+    key("rl.group_size", Kind::Int, POSITIVE),
+    key("rl.prm_m", Kind::Int, POSITIVE),
+    key("rl.prm_temperature", Kind::Float, "a number >= 0"),
+    key("rl.prm_max_new_tokens", Kind::Int, POSITIVE),
+    key("rl.renderer_name", Kind::Str, STR),
+    key("rl.tokenizer_path", Kind::Str, STR),
+    key("rl.wire_format", Kind::Choice(WireFormat::NAMES), CHOICE),
+    key("rl.checkpoint_every", Kind::Int, POSITIVE),
+    key("rl.save_weights_timeout_s", Kind::Int, POSITIVE),
+    key("rl.temperature", Kind::Float, "a number >= 0"),
+    key("rl.max_new_tokens", Kind::Int, POSITIVE),
     key("opd", Kind::Section, SECTION),
     key("opd.enabled", Kind::Bool, BOOL),
     key("opd.teacher_url", Kind::Str, URL),
@@ -175,8 +188,8 @@ pub(crate) fn spec(dotted: &str) -> Option<&'static KeySpec> {
 }
 
 const MEMORY: &str = "the memory layer is not implemented";
-const TRAINING: &str = "training hyper-parameters are fixed in this version";
-const PRM_SAMPLING: &str = "PRM sampling parameters are fixed in this version";
+const TRAINING: &str = "training settings live under `rl:` (rl.learning_rate, rl.loss_fn, ...)";
+const PRM_SAMPLING: &str = "PRM settings live under `rl:` (rl.prm_m, rl.prm_temperature, ...)";
 const PROVIDER: &str = "only OpenAI-compatible endpoints are supported";
 const ROLLOUT: &str = "programmatic rollout is not supported";
 const SYNERGY: &str = "memory/skill synergy is not implemented";
@@ -262,6 +275,10 @@ const SECTIONS_FOR_DATACLASS_KEYS: &[&str] = &["llm", "proxy", "skills", "rl", "
 
 /// Why this version ignores an upstream key, or `None` if the key is not known upstream.
 pub(crate) fn ignored_reason(dotted: &str) -> Option<&'static str> {
+    // Upstream dataclass fields that this version reads under `rl:` are real keys there.
+    if spec(dotted).is_some() {
+        return None;
+    }
     let subtree = IGNORED_SUBTREES.iter().find(|(prefix, _)| {
         dotted == *prefix
             || dotted
@@ -374,7 +391,8 @@ mod tests {
         assert_eq!(ignored_reason("memory.enabled"), Some(MEMORY));
         assert_eq!(ignored_reason("memoryx"), None);
         assert!(ignored_reason("scheduler.calendar.token_path").is_some());
-        assert!(ignored_reason("rl.renderer_name").is_some());
+        assert_eq!(ignored_reason("rl.renderer_name"), None);
+        assert!(ignored_reason("opd.renderer_name").is_some());
         assert!(ignored_reason("renderer_name").is_some());
         assert!(ignored_reason("rl.prm_provider").is_some());
         assert_eq!(ignored_reason("scheduler.renderer_name"), None);

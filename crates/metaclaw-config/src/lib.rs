@@ -12,7 +12,7 @@ mod mask;
 mod validation;
 mod warning;
 
-pub use choices::{ClawType, LlmProvider, Mode, RetrievalMode};
+pub use choices::{ClawType, LlmProvider, LossFn, Mode, RetrievalMode, WireFormat};
 pub use config::{
     CalendarConfig, Config, DEFAULT_SERVED_MODEL, DEFAULT_SKILLS_DIR, EmbeddingConfig, LlmConfig,
     OpdConfig, ProxyConfig, RecordsConfig, RlConfig, SchedulerConfig, SessionConfig, SkillsConfig,

@@ -168,10 +168,31 @@ fn check_semantics(c: &Config) -> Result<(), ConfigError> {
     if c.rl.lora_rank == 0 {
         return invalid("rl.lora_rank", c.rl.lora_rank.into());
     }
-    if c.rl.batch_size == 0 {
-        return invalid("rl.batch_size", c.rl.batch_size.into());
+    for (key, value) in [
+        ("rl.batch_size", c.rl.batch_size),
+        ("rl.group_size", c.rl.group_size),
+        ("rl.prm_m", c.rl.prm_m),
+        ("rl.prm_max_new_tokens", c.rl.prm_max_new_tokens),
+        ("rl.checkpoint_every", c.rl.checkpoint_every),
+        ("rl.max_new_tokens", c.rl.max_new_tokens),
+    ] {
+        if value == 0 {
+            return invalid(key, value.into());
+        }
+    }
+    if c.rl.save_weights_timeout_s == 0 {
+        return invalid("rl.save_weights_timeout_s", c.rl.save_weights_timeout_s.into());
+    }
+    if !(c.rl.learning_rate.is_finite() && c.rl.learning_rate > 0.0) {
+        return invalid("rl.learning_rate", c.rl.learning_rate.into());
     }
     for (key, value, ok) in [
+        (
+            "rl.prm_temperature",
+            c.rl.prm_temperature,
+            c.rl.prm_temperature >= 0.0,
+        ),
+        ("rl.temperature", c.rl.temperature, c.rl.temperature >= 0.0),
         (
             "opd.kl_penalty_coef",
             c.opd.kl_penalty_coef,
@@ -363,7 +384,6 @@ mod tests {
             "rl.backend",
             "rl.prm_provider",
             "rl.evolver_provider",
-            "rl.renderer_name",
         ]
         .map(String::from)
         .to_vec();
