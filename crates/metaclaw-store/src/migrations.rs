@@ -13,6 +13,7 @@ const MIGRATION_LIST: &[M<'static>] = &[
     M::up(include_str!("../migrations/0002_skills.sql")),
     M::up(include_str!("../migrations/0003_evolution.sql")),
     M::up(include_str!("../migrations/0004_training.sql")),
+    M::up(include_str!("../migrations/0005_samples.sql")),
 ];
 
 const MIGRATIONS: Migrations<'static> = Migrations::from_slice(MIGRATION_LIST);
@@ -166,8 +167,8 @@ mod tests {
         for (i, name) in names.iter().enumerate() {
             assert!(name.starts_with(&format!("{:04}_", i + 1)), "{name}");
         }
-        assert_eq!(SCHEMA_VERSION, 4);
-        assert!(names[3].contains("training"));
+        assert_eq!(SCHEMA_VERSION, 5);
+        assert!(names[4].contains("samples"));
     }
 
     /// 0004 applies on top of a 0003 database; its tables are STRICT.

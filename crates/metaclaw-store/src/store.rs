@@ -16,6 +16,7 @@ use crate::proposals::{self, NewProposal, ProposalRow, ProposalStatus};
 use crate::recorder::Recorder;
 use crate::retention::{self, PruneReport};
 use crate::rewards::{self, PrmVote, RewardSource, TurnReward};
+use crate::samples::{self, NewSample, SampleRow, SampleState};
 use crate::sessions::{self, SessionRow};
 use crate::skills::{self, SkillStats, SkillSwitches, StateChange};
 use crate::training::{self, Checkpoint, TrainingStep};
@@ -386,6 +387,76 @@ impl Store {
 
     pub fn turn_reward(&self, turn_id: &str) -> Result<Option<TurnReward>> {
         rewards::reward(&self.read(), turn_id)
+    }
+
+    /// Records a sample of a stored turn (state `pending`). Committed on return;
+    /// `NotFound` if the turn is not stored, `InvalidValue` if the logprobs do not match
+    /// the response tokens one to one.
+    pub fn insert_sample(&self, sample: NewSample) -> Result<i64> {
+        samples::check_new(&sample)?;
+        self.call(move |conn| in_transaction(conn, |tx| samples::insert(tx, &sample)))
+    }
+
+    /// A turn's samples, by index.
+    pub fn samples_for_turn(&self, turn_id: &str) -> Result<Vec<SampleRow>> {
+        samples::for_turn(&self.read(), turn_id)
+    }
+
+    /// Up to `limit` samples in `state`, oldest first.
+    pub fn samples_in_state(&self, state: SampleState, limit: usize) -> Result<Vec<SampleRow>> {
+        samples::in_state(&self.read(), state, limit)
+    }
+
+    /// Turns of a session with samples still waiting for a reward, oldest first.
+    pub fn unscored_turns(&self, session_id: &str) -> Result<Vec<String>> {
+        samples::unscored_turns(&self.read(), session_id)
+    }
+
+    /// Sets a sample's reward; a pending sample becomes ready. Returns false when the
+    /// sample does not exist or is already batched, trained or left out.
+    pub fn set_sample_reward(
+        &self,
+        turn_id: &str,
+        idx: u32,
+        reward: f64,
+        source: RewardSource,
+    ) -> Result<bool> {
+        rewards::check_reward(reward)?;
+        let turn_id = turn_id.to_owned();
+        self.call(move |conn| {
+            in_transaction(conn, |tx| {
+                samples::set_reward(tx, &turn_id, idx, reward, source)
+            })
+        })
+    }
+
+    /// Stores the OPD teacher's logprobs of a sample's response tokens.
+    pub fn set_teacher_logprobs(&self, sample_id: i64, logprobs: Vec<f32>) -> Result<()> {
+        self.call(move |conn| {
+            in_transaction(conn, |tx| {
+                samples::set_teacher_logprobs(tx, sample_id, &logprobs)
+            })
+        })
+    }
+
+    /// Moves samples to `state` (and records the training step that took them).
+    pub fn set_sample_state(
+        &self,
+        ids: Vec<i64>,
+        state: SampleState,
+        step: Option<u64>,
+    ) -> Result<()> {
+        self.call(move |conn| in_transaction(conn, |tx| samples::set_state(tx, &ids, state, step)))
+    }
+
+    /// Marks untrained samples from skill generations before `generation` stale.
+    pub fn mark_stale_samples(&self, generation: u64) -> Result<usize> {
+        self.call(move |conn| in_transaction(conn, |tx| samples::mark_stale(tx, generation)))
+    }
+
+    /// Number of samples in each state (every state present).
+    pub fn sample_counts(&self) -> Result<std::collections::BTreeMap<String, u64>> {
+        samples::counts(&self.read())
     }
 
     /// How many stored turns have each majority PRM score, always

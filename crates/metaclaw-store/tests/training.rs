@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use chrono::{DateTime, NaiveDate, TimeZone, Utc};
 use metaclaw_domain::{Dialect, SessionSource, TurnRecord, TurnStatus, TurnType, Usage};
 use metaclaw_store::{
-    Checkpoint, CheckpointKind, MAX_DAYS, PrmVote, PruneReport, RewardSource, SCHEMA_VERSION,
-    Store, StoreError, TrainingStatus, TrainingStep,
+    Checkpoint, CheckpointKind, MAX_DAYS, NewSample, PrmVote, PruneReport, RewardSource,
+    SCHEMA_VERSION, SampleState, Store, StoreError, TrainingStatus, TrainingStep,
 };
 use serde_json::json;
 use tempfile::TempDir;
@@ -124,9 +124,15 @@ fn invalid_value(result: Result<impl std::fmt::Debug, StoreError>) -> bool {
 #[test]
 fn schema_is_numbered_through_the_training_migration() {
     let (_dir, path, _store) = open();
-    assert_eq!(SCHEMA_VERSION, 4);
-    assert_eq!(count(&path, "PRAGMA user_version"), 4);
-    for table in ["training_steps", "checkpoints", "prm_votes", "turn_rewards"] {
+    assert_eq!(SCHEMA_VERSION, 5);
+    assert_eq!(count(&path, "PRAGMA user_version"), 5);
+    for table in [
+        "training_steps",
+        "checkpoints",
+        "prm_votes",
+        "turn_rewards",
+        "samples",
+    ] {
         assert_eq!(
             count(
                 &path,
@@ -541,4 +547,101 @@ fn turns_per_day_buckets_by_local_day() {
     );
     // With the real clock: one entry for today.
     assert_eq!(store.turns_per_day(1, 0).unwrap().len(), 1);
+}
+
+fn sample(turn_id: &str, idx: u32, generation: u64) -> NewSample {
+    NewSample {
+        turn_id: turn_id.to_owned(),
+        idx,
+        session_id: "s".to_owned(),
+        created_at: at(0),
+        skill_generation: generation,
+        sampler: "tinker://m/sampler_weights/s0".to_owned(),
+        renderer: "qwen3".to_owned(),
+        prompt_tokens: vec![1, 2, 3, u32::MAX],
+        response_tokens: vec![7, 8],
+        response_logprobs: vec![-0.5, f32::MIN_POSITIVE],
+        response_text: "hi".to_owned(),
+    }
+}
+
+#[test]
+fn samples_keep_exact_tokens_and_move_through_states() {
+    let (_dir, path, store) = open();
+    record_turns(&store, &[("t1", at(0)), ("t2", at(1))]);
+    let a = store.insert_sample(sample("t1", 0, 3)).unwrap();
+    let b = store.insert_sample(sample("t1", 1, 3)).unwrap();
+    store.insert_sample(sample("t2", 0, 2)).unwrap();
+    let rows = store.samples_for_turn("t1").unwrap();
+    assert_eq!(rows.len(), 2);
+    assert_eq!(rows[0].prompt_tokens, [1, 2, 3, u32::MAX]);
+    assert_eq!(rows[0].response_logprobs, [-0.5, f32::MIN_POSITIVE]);
+    assert_eq!(rows[0].state, SampleState::Pending);
+    assert_eq!(store.unscored_turns("s").unwrap(), ["t1", "t2"]);
+
+    // A reward makes a pending sample ready; unknown samples report false.
+    assert!(
+        store
+            .set_sample_reward("t1", 0, 1.0, RewardSource::Prm)
+            .unwrap()
+    );
+    assert!(
+        !store
+            .set_sample_reward("t1", 9, 1.0, RewardSource::Prm)
+            .unwrap()
+    );
+    assert!(
+        store
+            .set_sample_reward("t1", 1, f64::NAN, RewardSource::Prm)
+            .is_err()
+    );
+    let ready = store.samples_in_state(SampleState::Ready, 10).unwrap();
+    assert_eq!(ready.iter().map(|r| r.id).collect::<Vec<_>>(), [a]);
+    assert_eq!(ready[0].reward, Some(1.0));
+
+    // Batched and trained samples keep the reward they were trained with.
+    store
+        .set_sample_state(vec![a], SampleState::Batched, Some(4))
+        .unwrap();
+    assert!(
+        !store
+            .set_sample_reward("t1", 0, -1.0, RewardSource::Feedback)
+            .unwrap()
+    );
+    let batched = store.samples_in_state(SampleState::Batched, 10).unwrap();
+    assert_eq!((batched[0].reward, batched[0].step), (Some(1.0), Some(4)));
+
+    // Older skill generations go stale, except what was already taken.
+    assert_eq!(store.mark_stale_samples(3).unwrap(), 1);
+    let counts = store.sample_counts().unwrap();
+    assert_eq!(counts["stale"], 1);
+    assert_eq!(counts["pending"], 1);
+    assert_eq!(counts["batched"], 1);
+    assert_eq!(counts["trained"], 0);
+
+    store.set_teacher_logprobs(b, vec![-1.0, -2.0]).unwrap();
+    assert_eq!(
+        store.samples_for_turn("t1").unwrap()[1].teacher_logprobs,
+        Some(vec![-1.0, -2.0])
+    );
+    assert_eq!(count(&path, "SELECT count(*) FROM samples"), 3);
+}
+
+#[test]
+fn samples_need_their_turn_and_matching_logprobs() {
+    let (_dir, _path, store) = open();
+    assert!(matches!(
+        store.insert_sample(sample("missing", 0, 0)),
+        Err(StoreError::NotFound { .. })
+    ));
+    record_turns(&store, &[("t1", at(0))]);
+    let mut bad = sample("t1", 0, 0);
+    bad.response_logprobs.pop();
+    assert!(invalid_value(store.insert_sample(bad)));
+    store.insert_sample(sample("t1", 0, 0)).unwrap();
+    // The same (turn, idx) twice is refused rather than silently replaced.
+    assert!(store.insert_sample(sample("t1", 0, 0)).is_err());
+    // Samples go with their turn on retention.
+    store.prune(at(10)).unwrap();
+    assert!(store.samples_for_turn("t1").unwrap().is_empty());
 }
