@@ -24,6 +24,12 @@ pub enum ProxyError {
     Upstream { status: StatusCode, body: Value },
     #[error("{0}")]
     Unsupported(String),
+    /// The in-process model (RL policy) is not ready to serve.
+    #[error("model not ready: {0}")]
+    ModelUnavailable(String),
+    /// The in-process model failed while answering.
+    #[error("model error: {0}")]
+    ModelFailed(String),
 }
 
 impl ProxyError {
@@ -47,7 +53,8 @@ impl ProxyError {
             Self::Unauthorized(_) => StatusCode::UNAUTHORIZED,
             Self::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             Self::UpstreamTimeout(_) => StatusCode::GATEWAY_TIMEOUT,
-            Self::UpstreamUnreachable(_) => StatusCode::BAD_GATEWAY,
+            Self::UpstreamUnreachable(_) | Self::ModelFailed(_) => StatusCode::BAD_GATEWAY,
+            Self::ModelUnavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             Self::Upstream { status, .. } => *status,
         }
     }
@@ -66,6 +73,8 @@ impl ProxyError {
                     }
                     Self::Unauthorized(_) => ("invalid_request_error", json!("invalid_api_key")),
                     Self::UpstreamTimeout(_) => ("timeout_error", json!("upstream_timeout")),
+                    Self::ModelUnavailable(_) => ("api_error", json!("model_not_ready")),
+                    Self::ModelFailed(_) => ("api_error", json!("model_error")),
                     _ => ("api_error", json!("upstream_unreachable")),
                 };
                 let param = match self {

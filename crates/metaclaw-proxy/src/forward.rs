@@ -17,6 +17,7 @@ use crate::anthropic::translate;
 use crate::body;
 use crate::error::{ProxyError, anthropic_error_type, upstream_message};
 use crate::hooks::{PreparedRequest, TurnContext};
+use crate::local::{self, LocalModel};
 use crate::session::SessionHints;
 use crate::state::{Inner, ProxyState};
 use crate::truncate;
@@ -84,6 +85,10 @@ async fn serve_turn(
     if dropped > 0 {
         tracing::debug!(turn_id = %ctx.turn_id, dropped, "truncated to max_context_tokens");
     }
+    if let Some(local) = inner.local.clone().filter(|l| l.serves(&ctx)) {
+        let guard = TurnGuard::new(inner.clone(), ctx, assigned, request, started, started_at);
+        return serve_local(local.as_ref(), guard, client).await;
+    }
     let payload = match (client, upstream) {
         (Dialect::Anthropic, Dialect::OpenAi) => {
             serde_json::to_vec(&translate::request_to_openai(&request.body))
@@ -122,6 +127,60 @@ async fn serve_turn(
         relay_stream(guard, resp, client, upstream, &model)
     } else {
         relay_whole(guard, resp, client, upstream, &model, inner).await?
+    };
+    response.headers_mut().extend(ids);
+    Ok(response)
+}
+
+/// Answers from the in-process model and shapes the answer like an upstream's.
+async fn serve_local(
+    local: &dyn LocalModel,
+    mut guard: TurnGuard,
+    client: Dialect,
+) -> Result<Response, ProxyError> {
+    let body = &guard.request().body;
+    let request = local::openai_request(client, body);
+    let model = body
+        .get("model")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    let include_usage = body
+        .get("stream_options")
+        .and_then(|o| o.get("include_usage"))
+        .and_then(Value::as_bool)
+        == Some(true);
+    let completion = match local.complete(guard.ctx(), request).await {
+        Ok(c) => c,
+        Err(e) => {
+            let err = ProxyError::from(e);
+            guard.unreachable(err.status().as_u16(), err.to_string());
+            return Err(err);
+        }
+    };
+    let ids = turn_headers(guard.ctx());
+    let mut response = if guard.is_stream() {
+        let events = local::events(client, &completion, &model, include_usage);
+        for e in &events {
+            guard.on_chunk(e);
+        }
+        guard.complete();
+        let stream = futures_util::stream::iter(
+            events
+                .into_iter()
+                .map(Ok::<_, std::convert::Infallible>),
+        );
+        sse_response(Body::from_stream(stream))
+    } else {
+        let out = local::whole(client, &completion, &model);
+        guard.on_chunk(&out);
+        guard.complete();
+        let mut r = Response::new(Body::from(out));
+        r.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        r
     };
     response.headers_mut().extend(ids);
     Ok(response)

@@ -5,6 +5,7 @@ use metaclaw_domain::{Clock, Event};
 use tokio::sync::broadcast;
 
 use crate::hooks::Hooks;
+use crate::local::LocalModel;
 use crate::session::SessionTracker;
 use crate::settings::ProxySettings;
 use crate::truncate::{EstimateCounter, TokenCounter};
@@ -23,6 +24,7 @@ pub(crate) struct Inner {
     pub counter: Arc<dyn TokenCounter>,
     pub clock: Arc<dyn Clock>,
     pub events: broadcast::Sender<Event>,
+    pub local: Option<Arc<dyn LocalModel>>,
 }
 
 /// Builds a [`ProxyState`]; the defaults suit production.
@@ -32,6 +34,7 @@ pub struct ProxyStateBuilder {
     events: broadcast::Sender<Event>,
     hooks: Hooks,
     counter: Arc<dyn TokenCounter>,
+    local: Option<Arc<dyn LocalModel>>,
 }
 
 impl ProxyState {
@@ -46,6 +49,7 @@ impl ProxyState {
             events,
             hooks: Hooks::default(),
             counter: Arc::new(EstimateCounter),
+            local: None,
         }
     }
 
@@ -66,6 +70,12 @@ impl ProxyStateBuilder {
 
     pub fn token_counter(mut self, counter: Arc<dyn TokenCounter>) -> Self {
         self.counter = counter;
+        self
+    }
+
+    /// A model served in-process for the turns it claims (the RL policy).
+    pub fn local_model(mut self, model: Arc<dyn LocalModel>) -> Self {
+        self.local = Some(model);
         self
     }
 
@@ -93,6 +103,7 @@ impl ProxyStateBuilder {
                 counter: self.counter,
                 clock: self.clock,
                 events: self.events,
+                local: self.local,
             }),
         })
     }

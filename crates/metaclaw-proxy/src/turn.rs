@@ -76,6 +76,10 @@ impl TurnGuard {
         &self.ctx
     }
 
+    pub fn request(&self) -> &PreparedRequest {
+        &self.request
+    }
+
     /// Bytes sent to the client, in the client's dialect.
     pub fn on_chunk(&mut self, chunk: &[u8]) {
         if self.ttfb.is_none() {
