@@ -1,0 +1,145 @@
+//! The OPD teacher: an OpenAI-compatible `/v1/completions` endpoint asked for the logprob
+//! of every token of prompt + response (`echo`), sent as token ids so both models score
+//! exactly the same sequence. A teacher whose tokenizer differs would read those ids as
+//! other text; that is detected (its echoed tokens do not spell our text) and refused.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::error::RlError;
+
+#[derive(Debug, Clone)]
+pub struct TeacherSettings {
+    /// OpenAI-compatible base URL (`…/v1`).
+    pub url: String,
+    pub model: String,
+    pub api_key: String,
+    pub timeout: Duration,
+}
+
+#[derive(Clone)]
+pub struct Teacher {
+    http: reqwest::Client,
+    settings: TeacherSettings,
+}
+
+impl Teacher {
+    pub fn new(settings: TeacherSettings) -> Result<Self, RlError> {
+        let http = reqwest::Client::builder()
+            .timeout(settings.timeout)
+            .build()
+            .map_err(|e| RlError::Config(format!("teacher HTTP client: {e}")))?;
+        Ok(Self { http, settings })
+    }
+
+    /// The teacher's logprobs of `response`, one per token. `text` is our decoding of
+    /// prompt + response, used to check the teacher read the same text.
+    pub async fn logprobs(
+        &self,
+        prompt: &[u32],
+        response: &[u32],
+        text: &str,
+    ) -> Result<Vec<f32>, RlError> {
+        let ids: Vec<u32> = prompt.iter().chain(response).copied().collect();
+        let url = format!("{}/completions", self.settings.url.trim_end_matches('/'));
+        // max_tokens 1: some servers refuse 0; the one generated token is ignored.
+        let body = json!({
+            "model": self.settings.model,
+            "prompt": ids,
+            "echo": true,
+            "logprobs": 1,
+            "max_tokens": 1,
+            "temperature": 0,
+        });
+        let mut req = self.http.post(&url).json(&body);
+        if !self.settings.api_key.is_empty() {
+            req = req.bearer_auth(&self.settings.api_key);
+        }
+        let resp = req
+            .send()
+            .await
+            .map_err(|e| RlError::Http(format!("{url}: {e}")))?;
+        let status = resp.status();
+        let value: Value = resp
+            .json()
+            .await
+            .map_err(|e| RlError::Http(format!("{url}: invalid JSON: {e}")))?;
+        if !status.is_success() {
+            return Err(RlError::Http(format!("{url}: HTTP {status}: {value}")));
+        }
+        align(&value, prompt.len(), response.len(), text)
+    }
+}
+
+/// Picks the response part out of an echoed completion, refusing misaligned answers.
+pub fn align(
+    completion: &Value,
+    prompt_len: usize,
+    response_len: usize,
+    text: &str,
+) -> Result<Vec<f32>, RlError> {
+    let lp = completion
+        .pointer("/choices/0/logprobs")
+        .ok_or_else(|| RlError::Teacher("the answer has no logprobs (is echo supported?)".into()))?;
+    let values = lp
+        .get("token_logprobs")
+        .and_then(Value::as_array)
+        .ok_or_else(|| RlError::Teacher("the answer has no token_logprobs".into()))?;
+    let n = prompt_len + response_len;
+    if values.len() < n {
+        return Err(RlError::Teacher(format!(
+            "it scored {} tokens for a {n}-token sequence: its tokenizer differs from the \
+             student's; use a teacher of the same model family",
+            values.len()
+        )));
+    }
+    if let Some(tokens) = lp.get("tokens").and_then(Value::as_array) {
+        let echoed: String = tokens
+            .iter()
+            .take(n)
+            .filter_map(Value::as_str)
+            .collect();
+        if echoed != text {
+            return Err(RlError::Teacher(
+                "the teacher read the token ids as different text: its tokenizer differs \
+                 from the student's; use a teacher of the same model family"
+                    .into(),
+            ));
+        }
+    }
+    Ok(values[prompt_len..n]
+        .iter()
+        .map(|v| v.as_f64().map_or(0.0, |x| x as f32))
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn answer(tokens: &[&str], lps: &[Option<f64>]) -> Value {
+        json!({"choices": [{"text": "", "logprobs": {"tokens": tokens, "token_logprobs": lps}}]})
+    }
+
+    #[test]
+    fn response_logprobs_are_cut_out_of_the_echo() {
+        let a = answer(
+            &["He", "llo", " wor", "ld", "!"],
+            &[None, Some(-1.0), Some(-2.0), Some(-0.5), Some(-9.0)],
+        );
+        assert_eq!(align(&a, 2, 2, "Hello world").unwrap(), [-2.0, -0.5]);
+    }
+
+    #[test]
+    fn a_different_tokenizer_is_refused() {
+        let short = answer(&["Hello world"], &[None]);
+        let err = align(&short, 2, 2, "Hello world").unwrap_err().to_string();
+        assert!(err.contains("tokenizer differs"), "{err}");
+        let other = answer(&["a", "b", "c", "d"], &[None, Some(-1.0), Some(-1.0), Some(-1.0)]);
+        let err = align(&other, 2, 2, "Hello world").unwrap_err().to_string();
+        assert!(err.contains("different text"), "{err}");
+        let none = json!({"choices": [{"text": ""}]});
+        assert!(align(&none, 1, 1, "x").is_err());
+    }
+}
