@@ -8,7 +8,14 @@ pub mod advantage;
 pub mod datum;
 mod error;
 pub mod judge;
+pub mod policy;
+pub mod readiness;
 pub mod reward;
+pub mod scoring;
+mod service;
 pub mod teacher;
+pub mod trainer;
 
 pub use error::RlError;
+pub use service::{Phase, RlModel, RlParts, RlService, RlStatus, SampleHook};
+pub use trainer::StepOutcome;

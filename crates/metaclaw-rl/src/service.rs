@@ -1,0 +1,506 @@
+//! RL mode as one service the daemon owns: it starts the policy when the mode asks for
+//! it (and the settings allow), serves chat from it, records samples, scores them and runs
+//! the trainer. Everything slow (Tinker model creation, tokenizer download, training) runs
+//! in the background; until the policy is up, chat keeps going to the upstream LLM.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use arc_swap::ArcSwapOption;
+use metaclaw_config::{Config, Mode, WireFormat};
+use metaclaw_domain::{Event, TurnRecord, TurnStatus, TurnType};
+use metaclaw_proxy::{HookFuture, LocalError, LocalFuture, LocalModel, TurnContext, TurnHook};
+use metaclaw_render::{HubConfig, Renderer, RendererKind};
+use metaclaw_scheduler::Scheduler;
+use metaclaw_store::{NewSample, SampleState, Store, TrainingStep};
+use serde::Serialize;
+use serde_json::{Map, Value};
+use tokio::sync::{Notify, broadcast};
+use tokio_util::sync::CancellationToken;
+
+use crate::error::RlError;
+use crate::judge::{Judge, JudgeSettings};
+use crate::policy::{Policy, SamplingDefaults};
+use crate::readiness::{self, RewardSources};
+use crate::scoring::Scorer;
+use crate::teacher::{Teacher, TeacherSettings};
+use crate::trainer::{NeverPause, PauseGate, StepOutcome, Trainer, TrainerSettings};
+
+/// What the service needs from the daemon.
+pub struct RlParts {
+    pub store: Arc<Store>,
+    pub events: broadcast::Sender<Event>,
+    pub scheduler: Arc<Scheduler>,
+    /// The live configuration (read on every decision, so mode switches apply at once).
+    pub config: Arc<dyn Fn() -> Arc<Config> + Send + Sync>,
+    /// Where downloaded tokenizers are cached.
+    pub tokenizer_cache: PathBuf,
+    pub hub: HubConfig,
+    /// How often scoring and the trainer look for work.
+    pub poll: Duration,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    /// skills_only, or RL not started yet.
+    Off,
+    /// Connecting, creating the model, loading the tokenizer.
+    Starting,
+    /// The policy serves chat.
+    Serving,
+    /// Start-up failed; `message` says why (the settings are re-checked on config change).
+    Failed,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RlStatus {
+    pub mode: Mode,
+    pub phase: Phase,
+    pub message: Option<String>,
+    /// Settings RL needs that are missing.
+    pub missing: Vec<String>,
+    pub warnings: Vec<String>,
+    pub reward_sources: RewardSources,
+    pub model: Option<String>,
+    pub renderer: Option<String>,
+    pub sampler: Option<String>,
+    /// The training step the served weights come from.
+    pub sampler_step: Option<u64>,
+    pub samples: std::collections::BTreeMap<String, u64>,
+    pub last_step: Option<TrainingStep>,
+}
+
+struct Running {
+    policy: Arc<Policy>,
+    trainer: Arc<Trainer>,
+    scorer: Scorer,
+    teacher: Option<Teacher>,
+}
+
+pub struct RlService {
+    parts: RlParts,
+    running: ArcSwapOption<Running>,
+    phase: std::sync::Mutex<(Phase, Option<String>)>,
+    /// Serialises start-ups and steps (one trainer at a time).
+    gate: tokio::sync::Mutex<()>,
+    wake: Notify,
+}
+
+impl RlService {
+    pub fn new(parts: RlParts) -> Arc<Self> {
+        Arc::new(Self {
+            parts,
+            running: ArcSwapOption::empty(),
+            phase: std::sync::Mutex::new((Phase::Off, None)),
+            gate: tokio::sync::Mutex::new(()),
+            wake: Notify::new(),
+        })
+    }
+
+    fn config(&self) -> Arc<Config> {
+        (self.parts.config)()
+    }
+
+    fn set_phase(&self, phase: Phase, message: Option<String>) {
+        *self.phase.lock().unwrap_or_else(|e| e.into_inner()) = (phase, message);
+    }
+
+    fn phase(&self) -> (Phase, Option<String>) {
+        self.phase.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// The policy, when it is serving.
+    pub fn policy(&self) -> Option<Arc<Policy>> {
+        self.running.load().as_ref().map(|r| r.policy.clone())
+    }
+
+    /// Background work: start-up when the mode asks for RL, scoring and training loops.
+    pub fn spawn(self: &Arc<Self>, cancel: CancellationToken) -> tokio::task::JoinHandle<()> {
+        let me = self.clone();
+        tokio::spawn(async move {
+            let mut events = me.parts.events.subscribe();
+            let mut tick = tokio::time::interval(me.parts.poll);
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                tokio::select! {
+                    _ = cancel.cancelled() => break,
+                    _ = tick.tick() => {}
+                    _ = me.wake.notified() => {}
+                    ev = events.recv() => match ev {
+                        Ok(Event::ConfigChanged) | Err(broadcast::error::RecvError::Lagged(_)) => {
+                            if me.phase().0 == Phase::Failed {
+                                me.set_phase(Phase::Off, None);
+                            }
+                        }
+                        Ok(_) => continue,
+                        Err(broadcast::error::RecvError::Closed) => break,
+                    },
+                }
+                if let Err(e) = me.work(&cancel).await {
+                    tracing::warn!(error = %e, "rl: background work failed");
+                }
+            }
+        })
+    }
+
+    async fn work(self: &Arc<Self>, cancel: &CancellationToken) -> Result<(), RlError> {
+        let config = self.config();
+        if !config.mode.is_rl() {
+            return Ok(());
+        }
+        if self.running.load().is_none() {
+            if self.phase().0 == Phase::Off {
+                self.start().await;
+            }
+            return Ok(());
+        }
+        let Some(running) = self.running.load_full() else {
+            return Ok(());
+        };
+        running.scorer.score_due().await?;
+        running.scorer.apply_late_feedback()?;
+        if config.rl.manual_train_trigger || config.learning_paused {
+            return Ok(());
+        }
+        loop {
+            if !running.trainer.has_batch()? {
+                return Ok(());
+            }
+            let outcome = if config.mode == Mode::Auto {
+                let scheduler = self.parts.scheduler.clone();
+                tokio::select! {
+                    _ = cancel.cancelled() => return Ok(()),
+                    _ = scheduler.wait_for_window() => {}
+                }
+                scheduler.started();
+                let started = std::time::Instant::now();
+                let _step = self.gate.lock().await;
+                let outcome = running
+                    .trainer
+                    .step(&SchedulerGate(&scheduler), false)
+                    .await;
+                match &outcome {
+                    Ok(StepOutcome::Paused { .. }) => scheduler.interrupted(),
+                    _ => scheduler.finished(started.elapsed()),
+                }
+                outcome?
+            } else {
+                let _step = self.gate.lock().await;
+                running.trainer.step(&NeverPause, false).await?
+            };
+            if !matches!(outcome, StepOutcome::Trained { .. }) {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Starts the policy and trainer; failures are reported in the status, not raised.
+    pub async fn start(self: &Arc<Self>) {
+        let _guard = self.gate.lock().await;
+        if self.running.load().is_some() {
+            return;
+        }
+        let config = self.config();
+        let missing = readiness::missing(&config);
+        if !missing.is_empty() {
+            self.set_phase(
+                Phase::Failed,
+                Some(format!("RL needs: {}", missing.join("; "))),
+            );
+            return;
+        }
+        self.set_phase(Phase::Starting, None);
+        match self.build(&config).await {
+            Ok(running) => {
+                self.running.store(Some(Arc::new(running)));
+                self.set_phase(Phase::Serving, None);
+                tracing::info!("rl: the policy is serving");
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "rl: start-up failed");
+                self.set_phase(Phase::Failed, Some(e.to_string()));
+            }
+        }
+    }
+
+    async fn build(&self, c: &Config) -> Result<Running, RlError> {
+        let model = readiness::model(c).unwrap_or_default();
+        let kind = if c.rl.renderer_name.is_empty() {
+            RendererKind::for_model(&model)
+        } else {
+            c.rl.renderer_name
+                .parse::<RendererKind>()
+                .map_err(|e| RlError::Config(format!("rl.renderer_name: {e}")))?
+        };
+        let local = (!c.rl.tokenizer_path.is_empty()).then(|| PathBuf::from(&c.rl.tokenizer_path));
+        let tokenizer = metaclaw_render::load_tokenizer(
+            &model,
+            local.as_deref(),
+            &self.parts.tokenizer_cache,
+            &self.parts.hub,
+        )
+        .await
+        .map_err(|e| RlError::Render(e.to_string()))?;
+        let renderer =
+            Arc::new(Renderer::new(kind, tokenizer).map_err(|e| RlError::Render(e.to_string()))?);
+        let ep = readiness::endpoint(c);
+        let mut client = tinker_client::ClientConfig::new(
+            ep.base_url,
+            if ep.api_key.is_empty() {
+                // Local servers do not check keys, but the protocol wants one.
+                "tml-local".to_owned()
+            } else {
+                ep.api_key
+            },
+        );
+        client.dialect = match c.rl.wire_format {
+            WireFormat::Auto => tinker_client::WireDialect::Auto,
+            WireFormat::Json => tinker_client::WireDialect::Json,
+            WireFormat::Proto => tinker_client::WireDialect::Proto,
+        };
+        let service = tinker_client::ServiceClient::connect(client)
+            .await
+            .map_err(|e| RlError::Tinker(e.to_string()))?;
+        let policy = Arc::new(Policy::new(
+            renderer,
+            model.clone(),
+            SamplingDefaults {
+                temperature: c.rl.temperature,
+                max_new_tokens: c.rl.max_new_tokens,
+                group_size: c.rl.group_size,
+            },
+        ));
+        let resume = if c.rl.resume_from_ckpt.is_empty() {
+            self.parts
+                .store
+                .checkpoints()?
+                .into_iter()
+                .find(|k| k.kind == metaclaw_store::CheckpointKind::State)
+                .map(|k| k.path)
+        } else {
+            Some(c.rl.resume_from_ckpt.clone())
+        };
+        let trainer = Trainer::start(
+            self.parts.store.clone(),
+            service,
+            policy.clone(),
+            self.parts.events.clone(),
+            TrainerSettings {
+                base_model: model,
+                lora_rank: c.rl.lora_rank,
+                batch_size: c.rl.batch_size,
+                group_size: c.rl.group_size,
+                loss_fn: c.rl.loss_fn,
+                learning_rate: c.rl.learning_rate,
+                checkpoint_every: c.rl.checkpoint_every,
+                save_timeout: Duration::from_secs(c.rl.save_weights_timeout_s),
+                kl_coef: c.opd.enabled.then_some(c.opd.kl_penalty_coef),
+            },
+            resume,
+        )
+        .await?;
+        let judge = readiness::judge_configured(c)
+            .then(|| {
+                Judge::new(JudgeSettings {
+                    url: c.rl.prm_url.clone(),
+                    model: c.rl.prm_model.clone(),
+                    api_key: c.rl.prm_api_key.clone(),
+                    votes: c.rl.prm_m,
+                    temperature: c.rl.prm_temperature,
+                    max_tokens: c.rl.prm_max_new_tokens,
+                    timeout: Duration::from_secs(c.llm.timeout_seconds),
+                })
+            })
+            .transpose()?;
+        let teacher = c
+            .opd
+            .enabled
+            .then(|| {
+                Teacher::new(TeacherSettings {
+                    url: c.opd.teacher_url.clone(),
+                    model: c.opd.teacher_model.clone(),
+                    api_key: c.opd.teacher_api_key.clone(),
+                    timeout: Duration::from_secs(c.llm.timeout_seconds),
+                })
+            })
+            .transpose()?;
+        Ok(Running {
+            policy,
+            trainer,
+            scorer: Scorer::new(self.parts.store.clone(), judge),
+            teacher,
+        })
+    }
+
+    /// One training step now, on everything that is ready (`metaclaw train-step`).
+    pub async fn train_step(&self) -> Result<StepOutcome, RlError> {
+        let running = self.running.load_full().ok_or_else(|| {
+            let (phase, message) = self.phase();
+            RlError::Config(match (phase, message) {
+                (_, Some(m)) => format!("RL is not running: {m}"),
+                (Phase::Starting, None) => "RL is still starting".into(),
+                _ => "RL is not running: set mode to rl or auto".into(),
+            })
+        })?;
+        running.scorer.score_due().await?;
+        running.scorer.apply_late_feedback()?;
+        let _step = self.gate.lock().await;
+        running.trainer.step(&NeverPause, true).await
+    }
+
+    pub fn status(&self) -> RlStatus {
+        let c = self.config();
+        let (phase, message) = self.phase();
+        let running = self.running.load_full();
+        let sampler = running.as_ref().and_then(|r| r.policy.current());
+        RlStatus {
+            mode: c.mode,
+            phase: if c.mode.is_rl() || phase != Phase::Serving {
+                phase
+            } else {
+                Phase::Off
+            },
+            message,
+            missing: readiness::missing(&c),
+            warnings: readiness::warnings(&c),
+            reward_sources: readiness::reward_sources(&c),
+            model: readiness::model(&c),
+            renderer: running
+                .as_ref()
+                .map(|r| r.policy.renderer().kind().as_str().to_owned()),
+            sampler: sampler.as_ref().map(|s| s.name.clone()),
+            sampler_step: sampler.as_ref().map(|s| s.step),
+            samples: self.parts.store.sample_counts().unwrap_or_default(),
+            last_step: self
+                .parts
+                .store
+                .training_steps(1)
+                .ok()
+                .and_then(|mut v| v.pop()),
+        }
+    }
+
+    /// Stores the samples a served main turn produced (after the turn itself is stored:
+    /// both go through the store's single writer, in order).
+    fn record(self: &Arc<Self>, turn: &Arc<TurnRecord>) {
+        let Some(running) = self.running.load_full() else {
+            return;
+        };
+        let Some(trace) = running.policy.take_trace(&turn.turn_id) else {
+            return;
+        };
+        if turn.turn_type != TurnType::Main || turn.status != TurnStatus::Ok {
+            return;
+        }
+        let me = self.clone();
+        let turn = turn.clone();
+        tokio::spawn(async move {
+            let generation = match turn.skill_generation {
+                Some(g) => g,
+                None => me.parts.store.skill_generation().unwrap_or(0),
+            };
+            let renderer = running.policy.renderer().clone();
+            for (idx, r) in trace.responses.iter().enumerate() {
+                let sample = NewSample {
+                    turn_id: turn.turn_id.clone(),
+                    idx: u32::try_from(idx).unwrap_or(u32::MAX),
+                    session_id: turn.session_id.clone(),
+                    created_at: turn.started_at,
+                    skill_generation: generation,
+                    sampler: trace.sampler.clone(),
+                    renderer: renderer.kind().as_str().to_owned(),
+                    prompt_tokens: trace.prompt.clone(),
+                    response_tokens: r.tokens.clone(),
+                    response_logprobs: r.logprobs.clone(),
+                    response_text: r.text.clone(),
+                };
+                let store = me.parts.store.clone();
+                let id = match tokio::task::spawn_blocking(move || store.insert_sample(sample)).await {
+                    Ok(Ok(id)) => id,
+                    Ok(Err(e)) => {
+                        tracing::warn!(error = %e, turn = %turn.turn_id, "rl: sample not stored");
+                        continue;
+                    }
+                    Err(e) => {
+                        tracing::warn!(error = %e, "rl: sample task failed");
+                        continue;
+                    }
+                };
+                if let Some(teacher) = &running.teacher {
+                    let all: Vec<u32> = trace.prompt.iter().chain(&r.tokens).copied().collect();
+                    let text = renderer.tokenizer().decode(&all);
+                    match teacher.logprobs(&trace.prompt, &r.tokens, &text).await {
+                        Ok(lp) => {
+                            if let Err(e) = me.parts.store.set_teacher_logprobs(id, lp) {
+                                tracing::warn!(error = %e, "rl: teacher logprobs not stored");
+                            } else if !running.scorer.has_judge() {
+                                // Teacher-only RL: the teacher's signal is what makes it trainable.
+                                let _ = me.parts.store.set_sample_state(
+                                    vec![id],
+                                    SampleState::Ready,
+                                    None,
+                                );
+                            }
+                        }
+                        Err(e) => tracing::warn!(error = %e, "rl: OPD teacher failed; no KL term"),
+                    }
+                }
+            }
+            me.wake.notify_one();
+        });
+    }
+}
+
+struct SchedulerGate<'a>(&'a Scheduler);
+
+impl PauseGate for SchedulerGate<'_> {
+    fn should_pause(&self) -> bool {
+        self.0.should_pause()
+    }
+}
+
+/// The proxy's handle: serves chat from the policy while RL is on and the policy is up.
+pub struct RlModel(pub Arc<RlService>);
+
+impl LocalModel for RlModel {
+    fn serves(&self, _ctx: &TurnContext) -> bool {
+        self.0.config().mode.is_rl()
+            && self
+                .0
+                .policy()
+                .is_some_and(|p| p.current().is_some())
+    }
+
+    fn complete<'a>(
+        &'a self,
+        ctx: &'a TurnContext,
+        request: Map<String, Value>,
+    ) -> LocalFuture<'a> {
+        Box::pin(async move {
+            let policy = self
+                .0
+                .policy()
+                .ok_or_else(|| LocalError::Unavailable("the RL policy is not running".into()))?;
+            policy.answer(ctx, request).await
+        })
+    }
+}
+
+/// Records the samples of served turns.
+pub struct SampleHook(pub Arc<RlService>);
+
+impl TurnHook for SampleHook {
+    fn before_forward<'a>(
+        &'a self,
+        _ctx: &'a TurnContext,
+        _request: &'a mut metaclaw_proxy::PreparedRequest,
+    ) -> HookFuture<'a> {
+        Box::pin(std::future::ready(()))
+    }
+
+    fn after_response(&self, turn: &Arc<TurnRecord>) {
+        self.0.record(turn);
+    }
+}
