@@ -7,6 +7,7 @@ mod error;
 mod evolution;
 mod health;
 pub mod live;
+mod rl;
 mod recording;
 mod runtime;
 pub mod scheduling;

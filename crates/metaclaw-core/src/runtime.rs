@@ -126,15 +126,19 @@ pub async fn start(opts: CoreOptions) -> Result<RunningCore, CoreError> {
     hooks.push(Arc::new(RecordingHook {
         recorder: store.recorder(),
     }));
+    let scheduler = Arc::new(crate::scheduling::build(&config, &home, clock.clone()));
+    let rl = crate::rl::service(&home, store.clone(), events.clone(), scheduler.clone(), &live);
+    // After the recording hook: a sample is written after its turn (one writer, in order).
+    hooks.push(Arc::new(metaclaw_rl::SampleHook(rl.clone())));
     let settings = ProxySettings::from_config(&config);
     let idle = settings.session_idle_timeout;
     let proxy = ProxyState::builder(settings, clock.clone(), events.clone())
         .hooks(Hooks::new(hooks))
+        .local_model(Arc::new(metaclaw_rl::RlModel(rl.clone())))
         .build()
         .map_err(|e| CoreError::Http(e.to_string()))?;
     background.push(tokio::spawn(sweep_sessions(proxy.clone(), idle)));
 
-    let scheduler = Arc::new(crate::scheduling::build(&config, &home, clock.clone()));
     let scheduler_tasks = scheduler.spawn_background();
     background.push(tokio::spawn(crate::scheduling::follow_events(
         scheduler.clone(),
@@ -149,6 +153,7 @@ pub async fn start(opts: CoreOptions) -> Result<RunningCore, CoreError> {
         clock: clock.clone(),
     };
     let token = CancellationToken::new();
+    background.push(rl.spawn(token.child_token()));
     let api = crate::api::ApiState::new(crate::api::ApiParts {
         store: store.clone(),
         skills: skills.clone(),
@@ -160,6 +165,7 @@ pub async fn start(opts: CoreOptions) -> Result<RunningCore, CoreError> {
         started_at,
         shutdown: token.clone(),
         scheduler: scheduler.clone(),
+        rl: rl.clone(),
     })?;
     let app = Router::new()
         .route("/healthz", get(healthz).with_state(health))

@@ -192,8 +192,8 @@ impl Policy {
         SamplingParams {
             max_tokens: Some(max_tokens),
             seed: request.get("seed").and_then(Value::as_u64),
-            temperature: num("temperature").unwrap_or(self.defaults.temperature) as f32,
-            top_p: num("top_p").unwrap_or(1.0) as f32,
+            temperature: num("temperature").unwrap_or(self.defaults.temperature),
+            top_p: num("top_p").unwrap_or(1.0),
             top_k: -1,
             // Stop on the renderer's end-of-turn tokens: parsing needs them in the output.
             stop: Stop::Tokens(self.renderer.stop_tokens()),

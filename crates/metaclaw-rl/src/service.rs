@@ -228,7 +228,12 @@ impl RlService {
     async fn build(&self, c: &Config) -> Result<Running, RlError> {
         let model = readiness::model(c).unwrap_or_default();
         let kind = if c.rl.renderer_name.is_empty() {
-            RendererKind::for_model(&model)
+            RendererKind::for_model(&model).ok_or_else(|| {
+                RlError::Config(format!(
+                    "cannot tell the chat format of `{model}`: set rl.renderer_name (qwen3, \
+                     qwen3_instruct, llama3, kimi_k2, kimi_k25)"
+                ))
+            })?
         } else {
             c.rl.renderer_name
                 .parse::<RendererKind>()

@@ -45,6 +45,7 @@ pub(crate) struct ApiParts {
     /// Cancelled on shutdown: long-lived event streams end so the server can stop.
     pub shutdown: tokio_util::sync::CancellationToken,
     pub scheduler: Arc<metaclaw_scheduler::Scheduler>,
+    pub rl: Arc<metaclaw_rl::RlService>,
 }
 
 #[derive(Clone)]
@@ -129,6 +130,8 @@ fn api_routes() -> Router<ApiState> {
         .route("/api/distil", post(proposals::distil))
         .route("/api/training/steps", get(training::steps))
         .route("/api/training/checkpoints", get(training::checkpoints))
+        .route("/api/training/step", post(training::step))
+        .route("/api/rl", get(training::rl_status))
         .route("/api/scheduler", get(training::scheduler))
         .route("/api/config", get(config::read).patch(config::patch))
         .route("/api/config/test-connection", post(config::test_connection))

@@ -25,11 +25,8 @@ pub(crate) async fn status(State(s): State<ApiState>) -> ApiResult<Json<Value>> 
         .num_milliseconds()
         .max(0) as f64
         / 1000.0;
-    let rl_message = if !config.rl.enabled && config.mode == metaclaw_config::Mode::SkillsOnly {
-        "RL is off — enable it in Settings"
-    } else {
-        "RL training is not available in this build yet"
-    };
+    let rl = s.parts.rl.status();
+    let rl_message = rl_message(&rl);
     Ok(Json(json!({
         "version": env!("CARGO_PKG_VERSION"),
         "pid": std::process::id(),
@@ -50,9 +47,25 @@ pub(crate) async fn status(State(s): State<ApiState>) -> ApiResult<Json<Value>> 
             "running": current.is_some(),
             "step": current.as_ref().map(|c| c.step),
             "progress": current.as_ref().and_then(|c| c.progress),
-            "message": if current.is_some() { "training" } else { rl_message },
+            "message": if current.is_some() { "training".to_owned() } else { rl_message },
         },
+        "rl": rl,
         "scheduler": super::training::scheduler_summary(&s.parts.scheduler),
         "last_evolution_failure": store.last_evolution_failure()?,
     })))
+}
+
+/// One line for the status card: what RL is doing, or what it needs.
+fn rl_message(rl: &metaclaw_rl::RlStatus) -> String {
+    use metaclaw_rl::Phase;
+    match (rl.phase, &rl.message) {
+        (Phase::Off, _) if !rl.mode.is_rl() => "RL is off — switch the mode to rl or auto".into(),
+        (Phase::Failed, Some(m)) => m.clone(),
+        (Phase::Starting, _) => "RL is starting (creating the LoRA model)".into(),
+        (Phase::Serving, _) => match rl.warnings.first() {
+            Some(w) => format!("serving the policy; {w}"),
+            None => "serving the policy".into(),
+        },
+        _ => "RL is waiting to start".into(),
+    }
 }

@@ -2,6 +2,7 @@ use axum::Json;
 use axum::extract::State;
 use serde_json::{Value, json};
 
+use super::error::ApiError;
 use super::{ApiResult, ApiState};
 
 pub(crate) async fn steps(State(s): State<ApiState>) -> ApiResult<Json<Value>> {
@@ -39,4 +40,24 @@ pub(crate) async fn scheduler(State(s): State<ApiState>) -> ApiResult<Json<Value
         "timeline": sched.timeline(now, std::time::Duration::from_secs(24 * 3600)),
         "step_estimate_s": sched.step_estimate().map(|d| d.as_secs_f64()),
     })))
+}
+
+/// Runs one training step now on everything that is ready (`metaclaw train-step`).
+pub(crate) async fn step(State(s): State<ApiState>) -> ApiResult<Json<Value>> {
+    match s.parts.rl.train_step().await {
+        Ok(outcome) => Ok(Json(json!(outcome))),
+        Err(metaclaw_rl::RlError::Config(m)) => Err(ApiError::new(
+            axum::http::StatusCode::CONFLICT,
+            m,
+        )),
+        Err(e) => Err(ApiError::new(
+            axum::http::StatusCode::BAD_GATEWAY,
+            e.to_string(),
+        )),
+    }
+}
+
+/// RL mode's state: phase, what is missing, reward sources, sampler, sample counts.
+pub(crate) async fn rl_status(State(s): State<ApiState>) -> ApiResult<Json<Value>> {
+    Ok(Json(json!(s.parts.rl.status())))
 }
