@@ -19,7 +19,7 @@ pub(crate) enum ResultBody {
     Proto(Bytes),
 }
 
-type Decoder<T> = Box<dyn FnOnce(ResultBody, &UntypedFuture) -> Result<T> + Send>;
+pub(crate) type Decoder<T> = Box<dyn FnOnce(ResultBody, &UntypedFuture) -> Result<T> + Send>;
 
 /// A submitted request whose result has not been fetched yet.
 ///
