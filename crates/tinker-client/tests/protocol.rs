@@ -573,3 +573,28 @@ async fn capabilities_checkpoints_and_unreachable_server() {
         "{err}"
     );
 }
+
+#[tokio::test]
+async fn pending_results_can_be_spawned_and_dead_server_polls_give_up() {
+    let (server, client, model) = setup().await;
+    let p = model.optim_step(AdamParams::default()).await.unwrap();
+    // Pending<T>::result() is Send: it can run on another task.
+    tokio::spawn(p.result()).await.unwrap().unwrap();
+
+    let mut cfg = ClientConfig::fast(server.url(), "tml-test");
+    cfg.retry.submit_budget = Duration::from_millis(100);
+    let c2 = ServiceClient::connect(cfg).await.unwrap();
+    let m2 = c2
+        .create_lora_model("fake/base", LoraConfig::rank(4))
+        .await
+        .unwrap();
+    let p = m2.optim_step(AdamParams::default()).await.unwrap();
+    drop(client);
+    server.shutdown().await;
+    let err = p.result().await.unwrap_err();
+    assert!(
+        matches!(err, Error::Transport(_) | Error::Timeout(_)),
+        "{err}"
+    );
+    assert!(m2.is_poisoned());
+}
