@@ -19,7 +19,7 @@ pub(crate) enum ResultBody {
     Proto(Bytes),
 }
 
-type Decoder<T> = Box<dyn FnOnce(ResultBody, &UntypedFuture) -> Result<T> + Send>;
+pub(crate) type Decoder<T> = Box<dyn FnOnce(ResultBody, &UntypedFuture) -> Result<T> + Send>;
 
 /// A submitted request whose result has not been fetched yet.
 ///
@@ -115,6 +115,9 @@ impl<T> Pending<T> {
         let mut allow_metadata_only = true;
         let mut billing_start: Option<Instant> = None;
         let mut last_queue_state: Option<String> = None;
+        // Unlike the SDK, give up if the server stays unreachable for a whole
+        // submit budget, so a dead server cannot hang the caller forever.
+        let mut unreachable_since: Option<Instant> = None;
         loop {
             let body = RetrieveFutureRequest {
                 request_id: future.request_id.clone(),
@@ -136,8 +139,16 @@ impl<T> Pending<T> {
             }
             iteration += 1;
             let resp = match t.send_once(&req, None, &extra, t.cfg.poll_timeout).await {
-                Ok(r) => r,
+                Ok(r) => {
+                    unreachable_since = None;
+                    r
+                }
                 Err(e @ (Error::Transport(_) | Error::Timeout(_))) => {
+                    if unreachable_since.get_or_insert_with(Instant::now).elapsed()
+                        > policy.submit_budget
+                    {
+                        return Err(e);
+                    }
                     // Connection trouble: back off, growing until a response arrives.
                     let d = policy.backoff(backoff_k);
                     backoff_k = backoff_k.saturating_add(1);

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use crate::config::{ClientConfig, WireDialect};
 use crate::error::{Error, Result};
-use crate::future::{Pending, ResultBody, from_json};
+use crate::future::{Decoder, Pending, from_json};
 use crate::sampling::{SamplerSource, SamplingClient};
 use crate::training::{LoraConfig, TrainingClient};
 use crate::transport::{Request, Transport, idempotency_key};
@@ -142,7 +142,7 @@ impl Shared {
         self: &Arc<Self>,
         request: Request,
         request_type: &'static str,
-        decode: Box<dyn FnOnce(ResultBody, &UntypedFuture) -> Result<T> + Send>,
+        decode: Decoder<T>,
     ) -> Result<Pending<T>> {
         self.ensure_open()?;
         let key = idempotency_key();

@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::future::{Pending, ResultBody, from_json};
+use crate::future::{Decoder, Pending, ResultBody, from_json};
 use crate::sampling::{SamplerSource, SamplingClient};
 use crate::session::Shared;
 use crate::tensor::{Datum, TensorData};
@@ -228,7 +228,7 @@ impl TrainingClient {
         &self,
         build: impl FnOnce(i64) -> Result<Request>,
         request_type: &'static str,
-        decode: Box<dyn FnOnce(ResultBody, &json::UntypedFuture) -> Result<T> + Send>,
+        decode: Decoder<T>,
     ) -> Result<Pending<T>> {
         if self.is_poisoned() {
             return Err(Error::Poisoned);

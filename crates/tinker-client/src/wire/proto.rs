@@ -15,7 +15,7 @@ use crate::tensor::{Datum, TensorData};
 use crate::training::ForwardBackwardOutput;
 
 fn chunks<const N: usize>(bytes: &[u8], what: &str) -> Result<impl Iterator<Item = [u8; N]>> {
-    if bytes.len() % N != 0 {
+    if !bytes.len().is_multiple_of(N) {
         return Err(Error::Decode(format!(
             "{what}: {} bytes is not a multiple of {N}",
             bytes.len()
