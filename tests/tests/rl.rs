@@ -1,0 +1,359 @@
+//! RL mode end to end through the daemon, with the in-process fake Tinker server as the
+//! trainer/sampler and the mock upstream as the PRM judge: serving from the policy (OpenAI,
+//! Anthropic, streaming), exact sample recording, judging on the next turn and at session
+//! end, a training step with hot swap, support/query separation, and readiness messages.
+
+mod support;
+
+use std::time::Duration;
+
+use metaclaw_config::Mode;
+use metaclaw_store::{CheckpointKind, SampleState, TrainingStatus};
+use metaclaw_tests::mock_upstream::Behaviour;
+use serde_json::{Value, json};
+use support::{Harness, PROXY_KEY};
+use tinker_client::fake::{FakeServer, Knobs};
+
+const TOKENIZER: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/fixtures/rl/tiny-qwen3-tokenizer.json"
+);
+
+async fn fake() -> FakeServer {
+    FakeServer::start_with(Knobs {
+        vocab_size: 362,
+        ..Knobs::default()
+    })
+    .await
+}
+
+async fn start(fake: &FakeServer, edit: impl FnOnce(&mut metaclaw_config::Config)) -> Harness {
+    let url = fake.url();
+    Harness::start_with(move |c| {
+        c.mode = Mode::Rl;
+        c.skills.enabled = false;
+        c.rl.model = "Qwen/Qwen3-4B-Instruct-2507".into();
+        c.rl.base_url = url;
+        c.rl.tokenizer_path = TOKENIZER.into();
+        c.rl.batch_size = 2;
+        c.rl.max_new_tokens = 12;
+        c.rl.prm_m = 1;
+        c.rl.prm_model = "judge".into();
+        c.rl.prm_api_key = "judge-key".into();
+        c.rl.prm_url = c.llm.api_base.clone();
+        edit(c);
+    })
+    .await
+}
+
+fn judge(contains: &str, score: i8) -> Behaviour {
+    Behaviour::Match {
+        contains: Some(contains.into()),
+        path: None,
+        then: Box::new(Behaviour::reply(format!("Reasoning.\nScore: {score}"))),
+    }
+}
+
+async fn wait_for<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
+    for _ in 0..400 {
+        if let Some(v) = f() {
+            return v;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!("timed out waiting for {what}");
+}
+
+async fn api(h: &Harness, method: reqwest::Method, path: &str) -> (u16, Value) {
+    let token = std::fs::read_to_string(h.home().join("dashboard.token")).unwrap();
+    let resp = reqwest::Client::new()
+        .request(method, format!("http://{}{path}", h.core().addr()))
+        .bearer_auth(token.trim())
+        .send()
+        .await
+        .unwrap();
+    (resp.status().as_u16(), resp.json().await.unwrap_or(Value::Null))
+}
+
+async fn wait_serving(h: &Harness) {
+    for _ in 0..400 {
+        let (_, s) = api(h, reqwest::Method::GET, "/api/rl").await;
+        if s["phase"] == "serving" && s["sampler"].is_string() {
+            return;
+        }
+        assert_ne!(s["phase"], "failed", "{s}");
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!("the policy did not start");
+}
+
+fn user(text: &str) -> Value {
+    json!({"role": "user", "content": text})
+}
+
+async fn chat(h: &Harness, session: &str, messages: Value, done: bool) -> Value {
+    let mut req = h
+        .post("/v1/chat/completions")
+        .header("x-session-id", session)
+        .json(&json!({"model": "policy", "messages": messages}));
+    if done {
+        req = req.header("x-session-done", "true");
+    }
+    let resp = req.send().await.unwrap();
+    assert_eq!(resp.status(), 200);
+    resp.json().await.unwrap()
+}
+
+#[tokio::test]
+async fn served_turns_are_judged_trained_on_and_the_new_sampler_serves() {
+    let fake = fake().await;
+    let h = start(&fake, |c| c.rl.manual_train_trigger = true).await;
+    wait_serving(&h).await;
+    h.mock.push_all([judge("alpha", 1), judge("beta", -1)]);
+
+    let first = chat(&h, "s1", json!([user("alpha: say hi")]), false).await;
+    assert_eq!(first["object"], "chat.completion");
+    assert_eq!(first["choices"][0]["message"]["role"], "assistant");
+    let completion_tokens = first["usage"]["completion_tokens"].as_u64().unwrap();
+    assert!(completion_tokens > 0);
+    let answer = first["choices"][0]["message"]["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    chat(
+        &h,
+        "s1",
+        json!([user("alpha: say hi"), {"role": "assistant", "content": answer}, user("beta: and bye")]),
+        true,
+    )
+    .await;
+    // Nothing reached the upstream LLM except the judge.
+    assert!(h.mock.requests().iter().all(|r| r.body["model"] == "judge"));
+
+    let store = h.core().store();
+    let turns = h.all_turns();
+    assert_eq!(turns.len(), 2);
+    let samples = wait_for("two ready samples", || {
+        store.flush().unwrap();
+        let ready = store.samples_in_state(SampleState::Ready, 10).unwrap();
+        (ready.len() == 2).then_some(ready)
+    })
+    .await;
+    // The exact sampled tokens and the sampler's logprobs, one per token.
+    let s1 = samples.iter().find(|s| s.turn_id == turns[0].id).unwrap();
+    assert_eq!(s1.response_tokens.len() as u64, completion_tokens);
+    assert_eq!(s1.response_logprobs.len(), s1.response_tokens.len());
+    assert!(s1.response_logprobs.iter().all(|l| *l <= 0.0));
+    assert_eq!(s1.reward, Some(1.0));
+    let s2 = samples.iter().find(|s| s.turn_id == turns[1].id).unwrap();
+    assert_eq!(s2.reward, Some(-1.0));
+    assert_eq!(store.prm_votes(&turns[0].id).unwrap()[0].score, 1);
+    assert!(s1.sampler.starts_with("sampling") || s1.sampler.starts_with("tinker://"));
+
+    // Learner logprobs of the positively rewarded tokens, before and after the step.
+    let model = fake.model_ids().pop().unwrap();
+    let logprob_sum = |s: &metaclaw_store::SampleRow| -> f32 {
+        let all: Vec<u32> = s.prompt_tokens.iter().chain(&s.response_tokens).copied().collect();
+        let p = s.prompt_tokens.len();
+        (p..all.len())
+            .map(|i| fake.model_logprob(&model, all[i - 1], all[i]).unwrap())
+            .sum()
+    };
+    let (good_before, bad_before) = (logprob_sum(s1), logprob_sum(s2));
+
+    let (status, outcome) = api(&h, reqwest::Method::POST, "/api/training/step").await;
+    assert_eq!(status, 200, "{outcome}");
+    assert_eq!(outcome["status"], "trained", "{outcome}");
+    assert_eq!(outcome["step"], 1);
+    assert_eq!(outcome["samples"], 2);
+    assert!(logprob_sum(s1) > good_before, "rewarded tokens became more likely");
+    assert!(logprob_sum(s2) < bad_before, "penalised tokens became less likely");
+
+    let step = store.training_steps(10).unwrap().pop().unwrap();
+    assert_eq!(step.status, TrainingStatus::Ok);
+    assert_eq!(step.samples, Some(2));
+    assert_eq!(step.mean_reward, Some(0.0));
+    assert_eq!(step.success_rate, Some(0.5));
+    assert!(step.loss.is_some() && step.tokens.unwrap() > 0);
+    assert!(store.samples_in_state(SampleState::Trained, 10).unwrap().len() == 2);
+    let sampler_ckpt = store
+        .checkpoints()
+        .unwrap()
+        .into_iter()
+        .find(|c| c.kind == CheckpointKind::Sampler)
+        .unwrap();
+
+    // The swapped-in sampler serves the next turn.
+    chat(&h, "s2", json!([user("gamma")]), false).await;
+    let next = wait_for("a sample of the next turn", || {
+        store.flush().unwrap();
+        store
+            .samples_in_state(SampleState::Pending, 10)
+            .unwrap()
+            .pop()
+    })
+    .await;
+    assert_eq!(next.sampler, sampler_ckpt.path);
+    let (_, rl) = api(&h, reqwest::Method::GET, "/api/rl").await;
+    assert_eq!(rl["sampler_step"], 1);
+
+    // Nothing else to train on: a manual step says so.
+    let (_, outcome) = api(&h, reqwest::Method::POST, "/api/training/step").await;
+    assert_eq!(outcome["status"], "skipped", "{outcome}");
+    h.stop().await;
+    fake.shutdown().await;
+}
+
+#[tokio::test]
+async fn the_policy_answers_anthropic_and_streaming_clients() {
+    let fake = fake().await;
+    let h = start(&fake, |c| c.rl.manual_train_trigger = true).await;
+    wait_serving(&h).await;
+
+    let resp = h
+        .post("/v1/chat/completions")
+        .json(&json!({"model": "policy", "stream": true,
+            "stream_options": {"include_usage": true}, "messages": [user("stream please")]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    assert!(
+        resp.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/event-stream")
+    );
+    let text = resp.text().await.unwrap();
+    assert!(text.starts_with("data: {"), "{text}");
+    assert!(text.trim_end().ends_with("data: [DONE]"));
+    assert!(text.contains("\"finish_reason\":\"length\"") || text.contains("\"finish_reason\":\"stop\""));
+    assert!(text.contains("\"usage\""));
+
+    let resp = h
+        .post("/v1/messages")
+        .header("x-api-key", PROXY_KEY)
+        .header("anthropic-version", "2023-06-01")
+        .json(&json!({"model": "policy", "max_tokens": 8, "stream": true,
+            "messages": [user("anthropic stream")]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    let text = resp.text().await.unwrap();
+    let events: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("event: "))
+        .collect();
+    assert_eq!(events.first(), Some(&"message_start"), "{text}");
+    assert_eq!(events.last(), Some(&"message_stop"), "{text}");
+
+    let resp = h
+        .post("/v1/messages")
+        .header("x-api-key", PROXY_KEY)
+        .json(&json!({"model": "policy", "max_tokens": 8, "messages": [user("anthropic whole")]}))
+        .send()
+        .await
+        .unwrap();
+    let body: Value = resp.json().await.unwrap();
+    assert_eq!(body["type"], "message", "{body}");
+    assert_eq!(body["role"], "assistant");
+    // max_tokens 8 was honoured: the sampler stopped there.
+    assert!(body["usage"]["output_tokens"].as_u64().unwrap() <= 8);
+
+    // Images cannot be rendered for this model: an OpenAI-shaped 400, not a crash.
+    let resp = h
+        .post("/v1/chat/completions")
+        .json(&json!({"model": "policy", "messages": [{"role": "user", "content": [
+            {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}}]}]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 400);
+    let err: Value = resp.json().await.unwrap();
+    assert_eq!(err["error"]["type"], "invalid_request_error", "{err}");
+    h.stop().await;
+    fake.shutdown().await;
+}
+
+#[tokio::test]
+async fn the_trainer_runs_by_itself_and_skips_stale_generations() {
+    let fake = fake().await;
+    let h = start(&fake, |_| {}).await;
+    wait_serving(&h).await;
+    h.mock.push_all([judge("one", 1), judge("two", -1)]);
+    chat(&h, "a", json!([user("one")]), true).await;
+    chat(&h, "b", json!([user("two")]), true).await;
+    let store = h.core().store();
+    let step = wait_for("an automatic step", || {
+        store
+            .training_steps(10)
+            .unwrap()
+            .into_iter()
+            .find(|s| s.status == TrainingStatus::Ok)
+    })
+    .await;
+    assert_eq!(step.samples, Some(2));
+
+    // Samples from before a skill change are never trained on.
+    chat(&h, "c", json!([user("three")]), false).await;
+    wait_for("a pending sample", || {
+        store.flush().unwrap();
+        (!store.samples_in_state(SampleState::Pending, 10).unwrap().is_empty()).then_some(())
+    })
+    .await;
+    let before = store.skill_generation().unwrap();
+    store
+        .record_skill_version(metaclaw_store::NewSkillVersion {
+            skill_name: "x".into(),
+            content: "---\nname: x\ndescription: d\n---\nbody".into(),
+            action: metaclaw_store::VersionAction::Create,
+            author: metaclaw_store::Author::User,
+            proposal_id: None,
+        })
+        .unwrap();
+    assert!(store.skill_generation().unwrap() > before);
+    let (_, outcome) = api(&h, reqwest::Method::POST, "/api/training/step").await;
+    assert_eq!(outcome["status"], "skipped", "{outcome}");
+    assert_eq!(store.sample_counts().unwrap()["stale"], 1);
+    h.stop().await;
+    fake.shutdown().await;
+}
+
+#[tokio::test]
+async fn missing_settings_are_explained_and_chat_keeps_working() {
+    let h = Harness::start_with(|c| {
+        c.mode = Mode::Rl;
+        c.rl.model.clear();
+        c.llm.model_id.clear();
+    })
+    .await;
+    let (_, rl) = wait_rl_failed(&h).await;
+    let message = rl["message"].as_str().unwrap();
+    assert!(message.contains("rl.model"), "{message}");
+    assert!(message.contains("rl.api_key"), "{message}");
+    assert_eq!(rl["reward_sources"], "feedback_only");
+    // Until the policy runs, chat goes to the upstream LLM.
+    let resp = h
+        .post("/v1/chat/completions")
+        .json(&json!({"model": "m", "messages": [user("hello")]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    let (status, err) = api(&h, reqwest::Method::POST, "/api/training/step").await;
+    assert_eq!(status, 409);
+    assert!(err["error"]["message"].as_str().unwrap_or_default().contains("rl.model") || err.to_string().contains("rl.model"), "{err}");
+    h.stop().await;
+}
+
+async fn wait_rl_failed(h: &Harness) -> (u16, Value) {
+    for _ in 0..400 {
+        let r = api(h, reqwest::Method::GET, "/api/rl").await;
+        if r.1["phase"] == "failed" {
+            return r;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!("RL did not report its missing settings");
+}
