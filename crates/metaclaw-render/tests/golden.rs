@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use metaclaw_render::{ChatMessage, Renderer, RendererKind, ToolCall, ToolSpec, test_tokenizer};
 
-fn tools() -> Vec<ToolSpec> {
+pub fn tools() -> Vec<ToolSpec> {
     vec![
         ToolSpec {
             name: "get_weather".into(),
@@ -30,7 +30,7 @@ fn tools() -> Vec<ToolSpec> {
     ]
 }
 
-fn conversation() -> Vec<ChatMessage> {
+pub fn conversation() -> Vec<ChatMessage> {
     vec![
         ChatMessage::system("You are a helpful assistant."),
         ChatMessage::user("Hi! Who are you?"),
@@ -55,7 +55,7 @@ fn conversation() -> Vec<ChatMessage> {
     ]
 }
 
-fn response() -> ChatMessage {
+pub fn response() -> ChatMessage {
     ChatMessage::assistant("Paris is sunny (24 °C); Tokyo has rain (18 °C).")
         .with_reasoning("Both results are in; summarise them.")
 }
@@ -151,4 +151,61 @@ fn golden_qwen3_keep_thinking() {
             });
     let prompt = renderer.render_prompt(&conversation(), &[]).unwrap();
     check("qwen3_keep_thinking_prompt", &tok.decode(&prompt));
+}
+
+/// Token exactness: the rendered ids equal what HF `tokenizers` gives for the rendered text
+/// (`encode(text, add_special_tokens=False)`), i.e. what `apply_chat_template(tokenize=True)`
+/// would produce for the same string.
+#[test]
+fn rendered_ids_match_hf_encoding_of_the_text() {
+    for kind in RendererKind::ALL {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("tokenizer.json");
+        metaclaw_render::write_test_tokenizer_json(kind, &path);
+        let hf = tokenizers::Tokenizer::from_file(&path).unwrap();
+        let renderer = Renderer::new(kind, test_tokenizer(kind)).unwrap();
+        let ids = renderer
+            .render_conversation(&conversation(), &tools(), &response())
+            .unwrap();
+        let text = renderer.tokenizer().decode(&ids);
+        assert_eq!(
+            hf.encode(text, false).unwrap().get_ids(),
+            &ids[..],
+            "{kind}"
+        );
+    }
+}
+
+/// The SkyRL test server's tiny model tokenizer (a real HF tokenizer.json with only
+/// `<|endoftext|>`, `<|im_start|>`, `<|im_end|>`): the Qwen3 renderer works with `<think>` and
+/// `<tool_call>` as text, and its ids equal those Python `tokenizers` 0.22.2 produced for the
+/// golden text (`*.hf_ids.json`, generated once, checked in).
+#[test]
+fn skyrl_tiny_tokenizer_matches_python_hf_ids() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests");
+    let tok = metaclaw_render::Tokenizer::from_file(
+        &dir.join("fixtures/skyrl-tiny-qwen3-tokenizer.json"),
+    )
+    .unwrap();
+    assert_eq!(tok.vocab_size(), 362);
+    let renderer = Renderer::new(RendererKind::Qwen3, std::sync::Arc::new(tok)).unwrap();
+    let ids = renderer
+        .render_conversation(&conversation(), &tools(), &response())
+        .unwrap();
+    check(
+        "skyrl_tiny_qwen3_conversation",
+        &renderer.tokenizer().decode(&ids),
+    );
+    let expected: Vec<u32> = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("golden/skyrl_tiny_qwen3_conversation.hf_ids.json"))
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(ids, expected);
+
+    // Parsing works with text markers too.
+    let reply = renderer.render_completion(&response()).unwrap();
+    let parsed = renderer.parse_response(&reply);
+    assert_eq!(parsed.to_message(), response());
+    assert_eq!(renderer.stop_tokens(), [2]);
 }
