@@ -179,7 +179,8 @@ fn rendered_ids_match_hf_encoding_of_the_text() {
 /// The SkyRL test server's tiny model tokenizer (a real HF tokenizer.json with only
 /// `<|endoftext|>`, `<|im_start|>`, `<|im_end|>`): the Qwen3 renderer works with `<think>` and
 /// `<tool_call>` as text, and its ids equal those Python `tokenizers` 0.22.2 produced for the
-/// golden text (`*.hf_ids.json`, generated once, checked in).
+/// golden text (`*.hf_ids.json`, generated once, checked in; to regenerate:
+/// `Tokenizer.from_file(fixture).encode(open(golden_txt).read(), add_special_tokens=False).ids`).
 #[test]
 fn skyrl_tiny_tokenizer_matches_python_hf_ids() {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests");
