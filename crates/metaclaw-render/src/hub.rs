@@ -172,7 +172,14 @@ async fn fetch_files(
                 hub.base_url.trim_end_matches('/'),
                 source.repo
             );
-            let client = client.get_or_insert_with(reqwest::Client::new);
+            // A stalled hub must not hang startup forever; files are at most tens of MB.
+            let client = client.get_or_insert_with(|| {
+                reqwest::Client::builder()
+                    .connect_timeout(std::time::Duration::from_secs(30))
+                    .timeout(std::time::Duration::from_secs(600))
+                    .build()
+                    .unwrap_or_default()
+            });
             download(client, &url, hub.token.as_deref(), &path).await?;
         }
         paths.push(path);

@@ -30,5 +30,6 @@ pub use renderer::{ParsedResponse, RenderOptions, Renderer, RendererKind};
 #[cfg(feature = "test-tokenizer")]
 pub use testing::{
     family_specials, test_tokenizer, train as train_test_tokenizer, write_kimi_tiktoken,
+    write_test_tokenizer_json,
 };
 pub use tokenizer::{KIMI_PATTERN, Tokenizer};

@@ -91,6 +91,17 @@ pub fn test_tokenizer(family: RendererKind) -> Arc<Tokenizer> {
 
 /// A byte-level BPE with exactly `specials` as special tokens.
 pub fn train(specials: &[&str], name: &str) -> Tokenizer {
+    Tokenizer::from_hf(train_hf(specials), name)
+}
+
+/// Saves `family`'s test tokenizer as a standard HF `tokenizer.json` at `path`.
+pub fn write_test_tokenizer_json(family: RendererKind, path: &Path) {
+    if let Err(e) = train_hf(family_specials(family)).save(path, true) {
+        panic!("saving {}: {e}", path.display());
+    }
+}
+
+fn train_hf(specials: &[&str]) -> tokenizers::Tokenizer {
     let mut hf = tokenizers::Tokenizer::new(BPE::default());
     // Qwen/Llama style: no prefix space, GPT-2 regex split, byte-level decode.
     hf.with_pre_tokenizer(Some(ByteLevel::new(false, true, true)));
@@ -112,7 +123,7 @@ pub fn train(specials: &[&str], name: &str) -> Tokenizer {
     if let Err(e) = hf.train(&mut trainer, CORPUS.iter()) {
         panic!("training the test tokenizer failed: {e}");
     }
-    Tokenizer::from_hf(hf, name)
+    hf
 }
 
 /// Writes a tiny Kimi-style tokenizer (`tiktoken.model` + `tokenizer_config.json`) into `dir`
