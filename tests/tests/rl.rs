@@ -72,7 +72,10 @@ async fn api(h: &Harness, method: reqwest::Method, path: &str) -> (u16, Value) {
         .send()
         .await
         .unwrap();
-    (resp.status().as_u16(), resp.json().await.unwrap_or(Value::Null))
+    (
+        resp.status().as_u16(),
+        resp.json().await.unwrap_or(Value::Null),
+    )
 }
 
 async fn wait_serving(h: &Harness) {
@@ -153,7 +156,12 @@ async fn served_turns_are_judged_trained_on_and_the_new_sampler_serves() {
     // Learner logprobs of the positively rewarded tokens, before and after the step.
     let model = fake.model_ids().pop().unwrap();
     let logprob_sum = |s: &metaclaw_store::SampleRow| -> f32 {
-        let all: Vec<u32> = s.prompt_tokens.iter().chain(&s.response_tokens).copied().collect();
+        let all: Vec<u32> = s
+            .prompt_tokens
+            .iter()
+            .chain(&s.response_tokens)
+            .copied()
+            .collect();
         let p = s.prompt_tokens.len();
         (p..all.len())
             .map(|i| fake.model_logprob(&model, all[i - 1], all[i]).unwrap())
@@ -166,8 +174,14 @@ async fn served_turns_are_judged_trained_on_and_the_new_sampler_serves() {
     assert_eq!(outcome["status"], "trained", "{outcome}");
     assert_eq!(outcome["step"], 1);
     assert_eq!(outcome["samples"], 2);
-    assert!(logprob_sum(s1) > good_before, "rewarded tokens became more likely");
-    assert!(logprob_sum(s2) < bad_before, "penalised tokens became less likely");
+    assert!(
+        logprob_sum(s1) > good_before,
+        "rewarded tokens became more likely"
+    );
+    assert!(
+        logprob_sum(s2) < bad_before,
+        "penalised tokens became less likely"
+    );
 
     let step = store.training_steps(10).unwrap().pop().unwrap();
     assert_eq!(step.status, TrainingStatus::Ok);
@@ -175,7 +189,13 @@ async fn served_turns_are_judged_trained_on_and_the_new_sampler_serves() {
     assert_eq!(step.mean_reward, Some(0.0));
     assert_eq!(step.success_rate, Some(0.5));
     assert!(step.loss.is_some() && step.tokens.unwrap() > 0);
-    assert!(store.samples_in_state(SampleState::Trained, 10).unwrap().len() == 2);
+    assert!(
+        store
+            .samples_in_state(SampleState::Trained, 10)
+            .unwrap()
+            .len()
+            == 2
+    );
     let sampler_ckpt = store
         .checkpoints()
         .unwrap()
@@ -227,7 +247,10 @@ async fn the_policy_answers_anthropic_and_streaming_clients() {
     let text = resp.text().await.unwrap();
     assert!(text.starts_with("data: {"), "{text}");
     assert!(text.trim_end().ends_with("data: [DONE]"));
-    assert!(text.contains("\"finish_reason\":\"length\"") || text.contains("\"finish_reason\":\"stop\""));
+    assert!(
+        text.contains("\"finish_reason\":\"length\"")
+            || text.contains("\"finish_reason\":\"stop\"")
+    );
     assert!(text.contains("\"usage\""));
 
     let resp = h
@@ -264,8 +287,10 @@ async fn the_policy_answers_anthropic_and_streaming_clients() {
     // Images cannot be rendered for this model: an OpenAI-shaped 400, not a crash.
     let resp = h
         .post("/v1/chat/completions")
-        .json(&json!({"model": "policy", "messages": [{"role": "user", "content": [
-            {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}}]}]}))
+        .json(
+            &json!({"model": "policy", "messages": [{"role": "user", "content": [
+            {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}}]}]}),
+        )
         .send()
         .await
         .unwrap();
@@ -299,7 +324,11 @@ async fn the_trainer_runs_by_itself_and_skips_stale_generations() {
     chat(&h, "c", json!([user("three")]), false).await;
     wait_for("a pending sample", || {
         store.flush().unwrap();
-        (!store.samples_in_state(SampleState::Pending, 10).unwrap().is_empty()).then_some(())
+        (!store
+            .samples_in_state(SampleState::Pending, 10)
+            .unwrap()
+            .is_empty())
+        .then_some(())
     })
     .await;
     let before = store.skill_generation().unwrap();
@@ -343,7 +372,14 @@ async fn missing_settings_are_explained_and_chat_keeps_working() {
     assert_eq!(resp.status(), 200);
     let (status, err) = api(&h, reqwest::Method::POST, "/api/training/step").await;
     assert_eq!(status, 409);
-    assert!(err["error"]["message"].as_str().unwrap_or_default().contains("rl.model") || err.to_string().contains("rl.model"), "{err}");
+    assert!(
+        err["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("rl.model")
+            || err.to_string().contains("rl.model"),
+        "{err}"
+    );
     h.stop().await;
 }
 

@@ -39,6 +39,12 @@ pub enum Command {
     /// Training windows: `scheduler status` or `scheduler next-window`.
     #[command(subcommand)]
     Scheduler(SchedulerCommand),
+    /// Run one RL training step now on the rewarded samples waiting (rl/auto mode).
+    TrainStep {
+        /// Seconds to wait for the step (the first step on a cold server compiles).
+        #[arg(long, default_value_t = 600)]
+        timeout: u64,
+    },
     /// Thumbs up or down on a turn (a signal for skill evolution).
     Feedback {
         turn_id: String,

@@ -10,6 +10,7 @@ mod seed;
 mod setup;
 mod skills_cmd;
 mod status;
+mod train_cmd;
 
 use std::process::ExitCode;
 
@@ -45,6 +46,7 @@ fn main() -> ExitCode {
             note,
         } => skills_cmd::feedback(&home, &turn_id, &rating, note),
         Command::Scheduler(cmd) => scheduler_cmd::run(&home, cmd),
+        Command::TrainStep { timeout } => train_cmd::run(&home, timeout),
         Command::Dashboard { print_url } => daemon::dashboard(&home, print_url),
         Command::Dev(cli::DevCommand::Seed) => seed::run(&home),
         Command::Version => {

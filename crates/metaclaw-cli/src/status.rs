@@ -28,6 +28,14 @@ pub fn run(home: &Home, args: &StatusArgs) -> Result<()> {
         runtime.block_on(async { client.get(url).send().await.ok()?.json().await.ok() })
     });
     let upstream = runtime.block_on(probe_upstream(&client, &config));
+    let rl: Option<Value> = state.as_ref().and_then(|s| {
+        let token = std::fs::read_to_string(home.dashboard_token_path()).ok()?;
+        let url = format!("http://127.0.0.1:{}/api/rl", s.port);
+        runtime.block_on(async {
+            let req = client.get(url).bearer_auth(token.trim());
+            req.send().await.ok()?.json().await.ok()
+        })
+    });
     let turns_today = turns_today(home);
     let evolution = evolution_summary(home);
 
@@ -42,6 +50,11 @@ pub fn run(home: &Home, args: &StatusArgs) -> Result<()> {
         "upstream": {"url": config.llm.api_base, "reachable": upstream.0, "detail": upstream.1},
         "turns_today": turns_today,
         "skills": evolution,
+        "rl": rl.clone().unwrap_or_else(|| json!({
+            "phase": "off",
+            "missing": metaclaw_rl::readiness::missing(&config),
+            "warnings": metaclaw_rl::readiness::warnings(&config),
+        })),
     });
     if args.json {
         say(&serde_json::to_string_pretty(&report)?);
@@ -75,6 +88,9 @@ pub fn run(home: &Home, args: &StatusArgs) -> Result<()> {
         },
         upstream.1
     ));
+    if config.mode.is_rl() || rl.as_ref().is_some_and(|r| r["phase"] != "off") {
+        say(&format!("rl         {}", rl_line(&report["rl"])));
+    }
     match turns_today {
         Some(n) => say(&format!("turns today {n}")),
         None => say("turns today 0 (no database yet)"),
@@ -138,6 +154,29 @@ fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
         s = x.source();
     }
     last
+}
+
+/// RL in one line: what serves, what waits, or what is missing.
+fn rl_line(rl: &Value) -> String {
+    let missing: Vec<&str> = rl["missing"]
+        .as_array()
+        .map(|m| m.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    match rl["phase"].as_str() {
+        Some("serving") => {
+            let ready = rl["samples"]["ready"].as_u64().unwrap_or(0);
+            let trained = rl["samples"]["trained"].as_u64().unwrap_or(0);
+            format!(
+                "serving {} (step {}); samples: {ready} ready, {trained} trained",
+                rl["sampler"].as_str().unwrap_or("?"),
+                rl["sampler_step"].as_u64().unwrap_or(0)
+            )
+        }
+        Some("starting") => "starting (creating the LoRA model)".into(),
+        Some("failed") => rl["message"].as_str().unwrap_or("failed").to_owned(),
+        _ if !missing.is_empty() => format!("needs {}", missing.join("; ")),
+        _ => "off".into(),
+    }
 }
 
 fn turns_today(home: &Home) -> Option<u64> {

@@ -181,7 +181,10 @@ fn check_semantics(c: &Config) -> Result<(), ConfigError> {
         }
     }
     if c.rl.save_weights_timeout_s == 0 {
-        return invalid("rl.save_weights_timeout_s", c.rl.save_weights_timeout_s.into());
+        return invalid(
+            "rl.save_weights_timeout_s",
+            c.rl.save_weights_timeout_s.into(),
+        );
     }
     if !(c.rl.learning_rate.is_finite() && c.rl.learning_rate > 0.0) {
         return invalid("rl.learning_rate", c.rl.learning_rate.into());

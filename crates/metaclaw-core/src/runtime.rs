@@ -127,7 +127,13 @@ pub async fn start(opts: CoreOptions) -> Result<RunningCore, CoreError> {
         recorder: store.recorder(),
     }));
     let scheduler = Arc::new(crate::scheduling::build(&config, &home, clock.clone()));
-    let rl = crate::rl::service(&home, store.clone(), events.clone(), scheduler.clone(), &live);
+    let rl = crate::rl::service(
+        &home,
+        store.clone(),
+        events.clone(),
+        scheduler.clone(),
+        &live,
+    );
     // After the recording hook: a sample is written after its turn (one writer, in order).
     hooks.push(Arc::new(metaclaw_rl::SampleHook(rl.clone())));
     let settings = ProxySettings::from_config(&config);

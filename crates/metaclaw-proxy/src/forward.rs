@@ -165,11 +165,8 @@ async fn serve_local(
             guard.on_chunk(e);
         }
         guard.complete();
-        let stream = futures_util::stream::iter(
-            events
-                .into_iter()
-                .map(Ok::<_, std::convert::Infallible>),
-        );
+        let stream =
+            futures_util::stream::iter(events.into_iter().map(Ok::<_, std::convert::Infallible>));
         sse_response(Body::from_stream(stream))
     } else {
         let out = local::whole(client, &completion, &model);

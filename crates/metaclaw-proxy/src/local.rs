@@ -191,8 +191,14 @@ mod tests {
         assert_eq!(msg["tool_calls"][1]["function"]["name"], "exec");
         assert_eq!(msg["tool_calls"][0]["function"]["arguments"], "{\"p\":1}");
         let chunks = chunks(&completion(), true);
-        assert_eq!(chunks[3]["choices"][0]["delta"]["tool_calls"][0]["index"], 0);
-        assert_eq!(chunks[4]["choices"][0]["delta"]["tool_calls"][0]["index"], 1);
+        assert_eq!(
+            chunks[3]["choices"][0]["delta"]["tool_calls"][0]["index"],
+            0
+        );
+        assert_eq!(
+            chunks[4]["choices"][0]["delta"]["tool_calls"][0]["index"],
+            1
+        );
         assert_eq!(chunks.last().unwrap()["usage"]["completion_tokens"], 4);
     }
 
@@ -200,7 +206,10 @@ mod tests {
     fn usage_chunk_only_when_asked() {
         let c = chunks(&completion(), false);
         assert!(c.iter().all(|c| c.get("usage").is_none()));
-        assert_eq!(c.last().unwrap()["choices"][0]["finish_reason"], "tool_calls");
+        assert_eq!(
+            c.last().unwrap()["choices"][0]["finish_reason"],
+            "tool_calls"
+        );
     }
 
     #[test]

@@ -90,7 +90,13 @@ mod tests {
 
     #[test]
     fn group_relative_uses_the_group_mean_and_drops_constant_groups() {
-        let batch = [s("a", 1.0), s("a", -1.0), s("b", 1.0), s("b", 1.0), s("a", 0.0)];
+        let batch = [
+            s("a", 1.0),
+            s("a", -1.0),
+            s("b", 1.0),
+            s("b", 1.0),
+            s("a", 0.0),
+        ];
         let adv = advantages(&batch, true);
         assert_eq!(adv, [Some(1.0), Some(-1.0), None, None, Some(0.0)]);
     }
@@ -114,7 +120,10 @@ mod tests {
         assert_eq!(adv, [0.5, 2.5, -1.5]);
         assert_eq!(per_token(1.0, &student, None, 2.0), [1.0, 1.0, 1.0]);
         // A short teacher row only penalises the tokens it covers; NaN never leaks.
-        assert_eq!(per_token(0.0, &[f32::NAN, -1.0], Some(&[-1.0]), 1.0), [0.0, 0.0]);
+        assert_eq!(
+            per_token(0.0, &[f32::NAN, -1.0], Some(&[-1.0]), 1.0),
+            [0.0, 0.0]
+        );
         assert_eq!(mean_kl(&student, &teacher), Some(0.0));
     }
 }

@@ -201,7 +201,10 @@ mod tests {
     #[test]
     fn scores_are_the_last_valid_marker() {
         assert_eq!(parse_score("Looks fine.\nScore: 1"), Some(1));
-        assert_eq!(parse_score("Score: 1 at first... actually\nScore: -1"), Some(-1));
+        assert_eq!(
+            parse_score("Score: 1 at first... actually\nScore: -1"),
+            Some(-1)
+        );
         assert_eq!(parse_score("**Score:** 0"), Some(0));
         assert_eq!(parse_score("score = 0"), Some(0));
         assert_eq!(parse_score("The answer is \\boxed{-1}."), Some(-1));

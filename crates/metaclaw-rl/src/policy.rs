@@ -213,7 +213,12 @@ pub fn response_text(parsed: &ParsedResponse) -> String {
     text
 }
 
-fn completion_json(parsed: &ParsedResponse, model: &str, prompt: usize, completion: usize) -> Value {
+fn completion_json(
+    parsed: &ParsedResponse,
+    model: &str,
+    prompt: usize,
+    completion: usize,
+) -> Value {
     let mut message = json!({"role": "assistant", "content": parsed.content});
     if let Some(r) = parsed.reasoning.as_ref().filter(|r| !r.is_empty()) {
         message["reasoning_content"] = json!(r);

@@ -22,7 +22,10 @@ mod tests {
 
     #[test]
     fn feedback_overrides_the_judge() {
-        assert_eq!(decide(Some(1), Some(-1)), Some((-1.0, RewardSource::Combined)));
+        assert_eq!(
+            decide(Some(1), Some(-1)),
+            Some((-1.0, RewardSource::Combined))
+        );
         assert_eq!(decide(None, Some(1)), Some((1.0, RewardSource::Feedback)));
         assert_eq!(decide(Some(0), None), Some((0.0, RewardSource::Prm)));
         assert_eq!(decide(None, None), None);

@@ -64,7 +64,11 @@ impl Scorer {
 
     /// Scores the session's unscored turns, except `keep` (the turn that just arrived is
     /// scored when its own successor arrives).
-    pub async fn score_session(&self, session_id: &str, keep: Option<&str>) -> Result<usize, RlError> {
+    pub async fn score_session(
+        &self,
+        session_id: &str,
+        keep: Option<&str>,
+    ) -> Result<usize, RlError> {
         let turns = self.store.unscored_turns(session_id)?;
         let mut scored = 0;
         for turn_id in turns.iter().filter(|t| Some(t.as_str()) != keep) {

@@ -422,7 +422,9 @@ impl RlService {
                     response_text: r.text.clone(),
                 };
                 let store = me.parts.store.clone();
-                let id = match tokio::task::spawn_blocking(move || store.insert_sample(sample)).await {
+                let id = match tokio::task::spawn_blocking(move || store.insert_sample(sample))
+                    .await
+                {
                     Ok(Ok(id)) => id,
                     Ok(Err(e)) => {
                         tracing::warn!(error = %e, turn = %turn.turn_id, "rl: sample not stored");
@@ -471,11 +473,7 @@ pub struct RlModel(pub Arc<RlService>);
 
 impl LocalModel for RlModel {
     fn serves(&self, _ctx: &TurnContext) -> bool {
-        self.0.config().mode.is_rl()
-            && self
-                .0
-                .policy()
-                .is_some_and(|p| p.current().is_some())
+        self.0.config().mode.is_rl() && self.0.policy().is_some_and(|p| p.current().is_some())
     }
 
     fn complete<'a>(

@@ -79,9 +79,9 @@ pub fn align(
     response_len: usize,
     text: &str,
 ) -> Result<Vec<f32>, RlError> {
-    let lp = completion
-        .pointer("/choices/0/logprobs")
-        .ok_or_else(|| RlError::Teacher("the answer has no logprobs (is echo supported?)".into()))?;
+    let lp = completion.pointer("/choices/0/logprobs").ok_or_else(|| {
+        RlError::Teacher("the answer has no logprobs (is echo supported?)".into())
+    })?;
     let values = lp
         .get("token_logprobs")
         .and_then(Value::as_array)
@@ -95,11 +95,7 @@ pub fn align(
         )));
     }
     if let Some(tokens) = lp.get("tokens").and_then(Value::as_array) {
-        let echoed: String = tokens
-            .iter()
-            .take(n)
-            .filter_map(Value::as_str)
-            .collect();
+        let echoed: String = tokens.iter().take(n).filter_map(Value::as_str).collect();
         if echoed != text {
             return Err(RlError::Teacher(
                 "the teacher read the token ids as different text: its tokenizer differs \
@@ -136,7 +132,10 @@ mod tests {
         let short = answer(&["Hello world"], &[None]);
         let err = align(&short, 2, 2, "Hello world").unwrap_err().to_string();
         assert!(err.contains("tokenizer differs"), "{err}");
-        let other = answer(&["a", "b", "c", "d"], &[None, Some(-1.0), Some(-1.0), Some(-1.0)]);
+        let other = answer(
+            &["a", "b", "c", "d"],
+            &[None, Some(-1.0), Some(-1.0), Some(-1.0)],
+        );
         let err = align(&other, 2, 2, "Hello world").unwrap_err().to_string();
         assert!(err.contains("different text"), "{err}");
         let none = json!({"choices": [{"text": ""}]});

@@ -95,10 +95,7 @@ impl Trainer {
         resume: Option<String>,
     ) -> Result<Arc<Self>, RlError> {
         let training = create_model(&service, &settings, resume.as_deref()).await?;
-        let last = store
-            .training_steps(1)?
-            .last()
-            .map_or(0, |s| s.step);
+        let last = store.training_steps(1)?.last().map_or(0, |s| s.step);
         let trainer = Arc::new(Self {
             store,
             service,
@@ -129,7 +126,11 @@ impl Trainer {
         let generation = self.store.skill_generation()?;
         let stale = self.store.mark_stale_samples(generation)?;
         if stale > 0 {
-            tracing::info!(stale, generation, "trainer: samples from older skill generations left out");
+            tracing::info!(
+                stale,
+                generation,
+                "trainer: samples from older skill generations left out"
+            );
         }
         let batch = self.batch(all)?;
         if batch.is_empty() {
@@ -212,8 +213,9 @@ impl Trainer {
             status: TrainingStatus::Running,
             loss: None,
             mean_reward: mean(&rewards),
-            success_rate: (!rewards.is_empty())
-                .then(|| rewards.iter().filter(|r| **r > 0.0).count() as f64 / rewards.len() as f64),
+            success_rate: (!rewards.is_empty()).then(|| {
+                rewards.iter().filter(|r| **r > 0.0).count() as f64 / rewards.len() as f64
+            }),
             tokens: Some(used.iter().map(|s| s.response_tokens.len() as u64).sum()),
             kl: mean(&kls),
             samples: Some(used.len() as u64),
@@ -237,7 +239,8 @@ impl Trainer {
                     // over from the last checkpoint; the batch stays batched and is retried.
                     tracing::warn!("trainer: model poisoned by a failed step; recovering");
                     let resume = self.last_state_checkpoint()?;
-                    *training = create_model(&self.service, &self.settings, resume.as_deref()).await?;
+                    *training =
+                        create_model(&self.service, &self.settings, resume.as_deref()).await?;
                 }
                 return Err(e);
             }
@@ -268,7 +271,13 @@ impl Trainer {
         row.progress = Some(1.0);
         row.finished_at = Some(Utc::now());
         self.record(&row, "ok");
-        tracing::info!(step, samples = used.len(), ?loss, secs = started.elapsed().as_secs_f64(), "trainer: step done");
+        tracing::info!(
+            step,
+            samples = used.len(),
+            ?loss,
+            secs = started.elapsed().as_secs_f64(),
+            "trainer: step done"
+        );
         Ok(StepOutcome::Trained {
             step,
             samples: used.len() as u64,
@@ -324,7 +333,10 @@ impl Trainer {
         .map_err(|_| RlError::Tinker("saving weights for the sampler timed out".into()))?
         .map_err(tinker)?;
         let client = training.sampling_client(&weights).await.map_err(tinker)?;
-        let label = weights.path.clone().unwrap_or_else(|| client.id().to_owned());
+        let label = weights
+            .path
+            .clone()
+            .unwrap_or_else(|| client.id().to_owned());
         if let Some(path) = &weights.path {
             self.store.record_checkpoint(Checkpoint {
                 name: format!("sampler-{name}"),
@@ -353,7 +365,10 @@ impl Trainer {
             .await
             .map_err(tinker)?;
         let client = training.sampling_client(&weights).await.map_err(tinker)?;
-        let name = weights.path.clone().unwrap_or_else(|| client.id().to_owned());
+        let name = weights
+            .path
+            .clone()
+            .unwrap_or_else(|| client.id().to_owned());
         self.policy.swap(Sampler { client, name, step });
         Ok(())
     }

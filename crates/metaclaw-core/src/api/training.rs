@@ -46,10 +46,9 @@ pub(crate) async fn scheduler(State(s): State<ApiState>) -> ApiResult<Json<Value
 pub(crate) async fn step(State(s): State<ApiState>) -> ApiResult<Json<Value>> {
     match s.parts.rl.train_step().await {
         Ok(outcome) => Ok(Json(json!(outcome))),
-        Err(metaclaw_rl::RlError::Config(m)) => Err(ApiError::new(
-            axum::http::StatusCode::CONFLICT,
-            m,
-        )),
+        Err(metaclaw_rl::RlError::Config(m)) => {
+            Err(ApiError::new(axum::http::StatusCode::CONFLICT, m))
+        }
         Err(e) => Err(ApiError::new(
             axum::http::StatusCode::BAD_GATEWAY,
             e.to_string(),
