@@ -41,9 +41,9 @@ pub fn model(c: &Config) -> Option<String> {
 
 /// Whether the PRM judge is configured.
 pub fn judge_configured(c: &Config) -> bool {
-    !c.rl.prm_url.is_empty()
-        && !c.rl.prm_model.is_empty()
-        && !(c.rl.prm_api_key.is_empty() && c.rl.prm_url.contains("api.openai.com"))
+    // The default OpenAI judge URL without a key is "not configured", not a broken judge.
+    let keyless_default = c.rl.prm_api_key.is_empty() && c.rl.prm_url.contains("api.openai.com");
+    !(c.rl.prm_url.is_empty() || c.rl.prm_model.is_empty() || keyless_default)
 }
 
 /// What rewards samples, in words for the status line.

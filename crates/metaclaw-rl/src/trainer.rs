@@ -261,7 +261,9 @@ impl Trainer {
             return Ok(StepOutcome::Paused { step });
         }
         let sampler = self.save_and_swap(&training, step).await?;
-        if step % u64::from(self.settings.checkpoint_every.max(1)) == 0 && !gate.should_pause() {
+        if step.is_multiple_of(u64::from(self.settings.checkpoint_every.max(1)))
+            && !gate.should_pause()
+        {
             match self.checkpoint(&training, step).await {
                 Ok(name) => row.checkpoint = Some(name),
                 Err(e) => tracing::warn!(error = %e, step, "trainer: checkpoint failed"),

@@ -94,7 +94,7 @@ fn f32_bytes(v: &[f32]) -> Vec<u8> {
 }
 
 fn bytes_u32(column: &'static str, b: &[u8]) -> Result<Vec<u32>> {
-    if b.len() % 4 != 0 {
+    if !b.len().is_multiple_of(4) {
         return Err(StoreError::InvalidColumn {
             column,
             value: format!("{} bytes", b.len()),
