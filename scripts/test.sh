@@ -24,3 +24,19 @@ cargo clippy --locked --all-targets -- -D warnings
 VENV="$("$REPO/scripts/setup-python.sh" | tail -1)"
 METACLAW_BIN="$REPO/target/debug/metaclaw" MOCK_UPSTREAM_BIN="$REPO/target/debug/mock-upstream" \
   "$VENV/bin/python" -m pytest -q tests/python
+
+# RL mode against a real Tinker-compatible server (SkyRL on CPU, tiny local model), when the
+# time budget allows: a first run installs ~5 GB and compiles JAX (about 15 minutes), so it
+# runs only if everything above took under 30 minutes. METACLAW_RL_CONTRACT=always|never
+# overrides.
+case "${METACLAW_RL_CONTRACT:-auto}" in
+  never) echo "RL contract test: skipped (METACLAW_RL_CONTRACT=never)" ;;
+  always) ./scripts/rl-contract.sh ;;
+  *)
+    if ((SECONDS < 30 * 60)); then
+      ./scripts/rl-contract.sh
+    else
+      echo "RL contract test: skipped, the suite already took $((SECONDS / 60)) min (run scripts/rl-contract.sh)"
+    fi
+    ;;
+esac

@@ -393,3 +393,48 @@ async fn wait_rl_failed(h: &Harness) -> (u16, Value) {
     }
     panic!("RL did not report its missing settings");
 }
+
+#[tokio::test]
+async fn without_a_judge_only_rated_turns_train_and_feedback_overrides() {
+    let fake = fake().await;
+    let h = start(&fake, |c| {
+        c.rl.manual_train_trigger = true;
+        c.rl.prm_url.clear();
+    })
+    .await;
+    wait_serving(&h).await;
+    let (_, rl) = api(&h, reqwest::Method::GET, "/api/rl").await;
+    assert_eq!(rl["reward_sources"], "feedback_only");
+    assert!(rl["warnings"][0].as_str().unwrap().contains("only turns you rate"));
+    chat(&h, "f", json!([user("rate me")]), false).await;
+    chat(&h, "f", json!([user("rate me"), {"role": "assistant", "content": "x"}, user("and me")]), true).await;
+    let store = h.core().store();
+    let turns = h.all_turns();
+    wait_for("two samples", || {
+        store.flush().unwrap();
+        (store.sample_counts().unwrap()["pending"] == 2).then_some(())
+    })
+    .await;
+    // Unrated turns never train.
+    let (_, outcome) = api(&h, reqwest::Method::POST, "/api/training/step").await;
+    assert_eq!(outcome["status"], "skipped", "{outcome}");
+
+    // Thumbs up on one, down on the other: both become rewards, and a step trains on them.
+    let token = std::fs::read_to_string(h.home().join("dashboard.token")).unwrap();
+    for (turn, rating) in [(&turns[0].id, 1), (&turns[1].id, -1)] {
+        let resp = reqwest::Client::new()
+            .post(format!("http://{}/api/turns/{turn}/feedback", h.core().addr()))
+            .bearer_auth(token.trim())
+            .json(&json!({"rating": rating}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), 200);
+    }
+    let (_, outcome) = api(&h, reqwest::Method::POST, "/api/training/step").await;
+    assert_eq!(outcome["status"], "trained", "{outcome}");
+    let reward = store.turn_reward(&turns[1].id).unwrap().unwrap();
+    assert_eq!((reward.reward, reward.source), (-1.0, metaclaw_store::RewardSource::Feedback));
+    h.stop().await;
+    fake.shutdown().await;
+}
