@@ -62,23 +62,6 @@ impl Scorer {
         Ok(scored)
     }
 
-    /// Scores the session's unscored turns, except `keep` (the turn that just arrived is
-    /// scored when its own successor arrives).
-    pub async fn score_session(
-        &self,
-        session_id: &str,
-        keep: Option<&str>,
-    ) -> Result<usize, RlError> {
-        let turns = self.store.unscored_turns(session_id)?;
-        let mut scored = 0;
-        for turn_id in turns.iter().filter(|t| Some(t.as_str()) != keep) {
-            if self.score_turn(turn_id).await? {
-                scored += 1;
-            }
-        }
-        Ok(scored)
-    }
-
     /// Scores every sample of a turn; returns whether a reward was set.
     pub async fn score_turn(&self, turn_id: &str) -> Result<bool, RlError> {
         let samples: Vec<SampleRow> = self
