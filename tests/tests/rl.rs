@@ -405,9 +405,20 @@ async fn without_a_judge_only_rated_turns_train_and_feedback_overrides() {
     wait_serving(&h).await;
     let (_, rl) = api(&h, reqwest::Method::GET, "/api/rl").await;
     assert_eq!(rl["reward_sources"], "feedback_only");
-    assert!(rl["warnings"][0].as_str().unwrap().contains("only turns you rate"));
+    assert!(
+        rl["warnings"][0]
+            .as_str()
+            .unwrap()
+            .contains("only turns you rate")
+    );
     chat(&h, "f", json!([user("rate me")]), false).await;
-    chat(&h, "f", json!([user("rate me"), {"role": "assistant", "content": "x"}, user("and me")]), true).await;
+    chat(
+        &h,
+        "f",
+        json!([user("rate me"), {"role": "assistant", "content": "x"}, user("and me")]),
+        true,
+    )
+    .await;
     let store = h.core().store();
     let turns = h.all_turns();
     wait_for("two samples", || {
@@ -423,7 +434,10 @@ async fn without_a_judge_only_rated_turns_train_and_feedback_overrides() {
     let token = std::fs::read_to_string(h.home().join("dashboard.token")).unwrap();
     for (turn, rating) in [(&turns[0].id, 1), (&turns[1].id, -1)] {
         let resp = reqwest::Client::new()
-            .post(format!("http://{}/api/turns/{turn}/feedback", h.core().addr()))
+            .post(format!(
+                "http://{}/api/turns/{turn}/feedback",
+                h.core().addr()
+            ))
             .bearer_auth(token.trim())
             .json(&json!({"rating": rating}))
             .send()
@@ -434,7 +448,232 @@ async fn without_a_judge_only_rated_turns_train_and_feedback_overrides() {
     let (_, outcome) = api(&h, reqwest::Method::POST, "/api/training/step").await;
     assert_eq!(outcome["status"], "trained", "{outcome}");
     let reward = store.turn_reward(&turns[1].id).unwrap().unwrap();
-    assert_eq!((reward.reward, reward.source), (-1.0, metaclaw_store::RewardSource::Feedback));
+    assert_eq!(
+        (reward.reward, reward.source),
+        (-1.0, metaclaw_store::RewardSource::Feedback)
+    );
+    h.stop().await;
+    fake.shutdown().await;
+}
+
+/// A vLLM-like teacher: echoes the prompt ids with a logprob per token, the tokens spelled
+/// with our tokenizer (or, when `foreign`, with one token less: a different tokenizer).
+async fn teacher(foreign: bool) -> (String, tokio::task::JoinHandle<()>) {
+    use axum::routing::post;
+    let tok = std::sync::Arc::new(
+        metaclaw_render::Tokenizer::from_file(std::path::Path::new(TOKENIZER)).unwrap(),
+    );
+    let app = axum::Router::new().route(
+        "/v1/completions",
+        post(move |axum::Json(body): axum::Json<Value>| {
+            let tok = tok.clone();
+            async move {
+                let ids: Vec<u32> = body["prompt"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|v| v.as_u64().unwrap() as u32)
+                    .collect();
+                let mut tokens: Vec<String> = ids.iter().map(|i| tok.decode(&[*i])).collect();
+                let mut lps: Vec<Value> = std::iter::once(Value::Null)
+                    .chain(ids.iter().skip(1).map(|_| json!(-0.25)))
+                    .collect();
+                if foreign {
+                    tokens.pop();
+                    lps.pop();
+                }
+                axum::Json(json!({"choices": [{"text": "", "logprobs": {
+                    "tokens": tokens, "token_logprobs": lps}}]}))
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    (
+        url,
+        tokio::spawn(async move { axum::serve(listener, app).await.unwrap() }),
+    )
+}
+
+#[tokio::test]
+async fn opd_scores_served_tokens_with_the_teacher_and_trains_without_a_judge() {
+    let fake = fake().await;
+    let (url, server) = teacher(false).await;
+    let h = start(&fake, |c| {
+        c.rl.manual_train_trigger = true;
+        c.rl.prm_url.clear();
+        c.rl.batch_size = 1;
+        c.opd.enabled = true;
+        c.opd.teacher_url = url;
+        c.opd.teacher_model = "teacher".into();
+        c.opd.kl_penalty_coef = 0.5;
+    })
+    .await;
+    wait_serving(&h).await;
+    let (_, rl) = api(&h, reqwest::Method::GET, "/api/rl").await;
+    assert_eq!(rl["reward_sources"], "teacher_and_feedback");
+    chat(&h, "o", json!([user("teach me")]), false).await;
+    let store = h.core().store();
+    let sample = wait_for("a teacher-scored sample", || {
+        store.flush().unwrap();
+        store
+            .samples_in_state(SampleState::Ready, 10)
+            .unwrap()
+            .pop()
+    })
+    .await;
+    let teacher_lp = sample.teacher_logprobs.clone().unwrap();
+    assert_eq!(teacher_lp.len(), sample.response_tokens.len());
+    assert!(teacher_lp.iter().all(|l| *l == -0.25));
+    let (_, outcome) = api(&h, reqwest::Method::POST, "/api/training/step").await;
+    assert_eq!(outcome["status"], "trained", "{outcome}");
+    let step = store.training_steps(1).unwrap().pop().unwrap();
+    let expected: f64 = sample
+        .response_logprobs
+        .iter()
+        .map(|l| f64::from(*l) + 0.25)
+        .sum::<f64>()
+        / sample.response_logprobs.len() as f64;
+    assert!(
+        (step.kl.unwrap() - expected).abs() < 1e-6,
+        "kl {:?} vs {expected}",
+        step.kl
+    );
+    h.stop().await;
+    server.abort();
+    fake.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_teacher_with_another_tokenizer_is_refused_with_a_clear_error() {
+    let fake = fake().await;
+    let (url, server) = teacher(true).await;
+    let h = start(&fake, |c| {
+        c.rl.manual_train_trigger = true;
+        c.rl.prm_url.clear();
+        c.opd.enabled = true;
+        c.opd.teacher_url = url;
+        c.opd.teacher_model = "other-family".into();
+    })
+    .await;
+    wait_serving(&h).await;
+    chat(&h, "x", json!([user("hello")]), false).await;
+    let mut rl = Value::Null;
+    for _ in 0..200 {
+        rl = api(&h, reqwest::Method::GET, "/api/rl").await.1;
+        if rl["teacher_error"].is_string() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    let err = rl["teacher_error"].as_str().unwrap_or_default();
+    assert!(err.contains("tokenizer differs"), "{rl}");
+    // Nothing trains on a sample the teacher could not score.
+    assert_eq!(rl["samples"]["ready"], 0);
+    h.stop().await;
+    server.abort();
+    fake.shutdown().await;
+}
+
+#[tokio::test]
+async fn auto_mode_trains_only_in_a_scheduler_window() {
+    let dir = tempfile::tempdir().unwrap();
+    let cal = dir.path().join("work.ics");
+    let ics = |start: chrono::DateTime<chrono::Utc>| {
+        let fmt = |t: chrono::DateTime<chrono::Utc>| t.format("%Y%m%dT%H%M%SZ").to_string();
+        format!(
+            "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//metaclaw//test//EN\r\nBEGIN:VEVENT\r\nUID:m1\r\nDTSTAMP:{}\r\nDTSTART:{}\r\nDTEND:{}\r\nSUMMARY:Offsite\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n",
+            fmt(start),
+            fmt(start),
+            fmt(start + chrono::Duration::hours(3))
+        )
+    };
+    let now = chrono::Utc::now();
+    std::fs::write(&cal, ics(now + chrono::Duration::hours(5))).unwrap();
+    let fake = fake().await;
+    let path = cal.display().to_string();
+    let h = start(&fake, move |c| {
+        c.mode = Mode::Auto;
+        c.scheduler.enabled = true;
+        c.scheduler.sleep_enabled = false;
+        c.scheduler.idle_enabled = false;
+        c.scheduler.min_window_minutes = 0;
+        c.scheduler.poll_seconds = 1;
+        c.scheduler.calendar.enabled = true;
+        c.scheduler.calendar.paths = vec![path];
+    })
+    .await;
+    wait_serving(&h).await;
+    h.mock.push_all([judge("one", 1), judge("two", -1)]);
+    chat(&h, "a", json!([user("one")]), true).await;
+    chat(&h, "b", json!([user("two")]), true).await;
+    let store = h.core().store();
+    wait_for("two ready samples", || {
+        store.flush().unwrap();
+        (store.sample_counts().unwrap()["ready"] == 2).then_some(())
+    })
+    .await;
+    // The user is around (no meeting now): the batch waits.
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    assert!(store.training_steps(10).unwrap().is_empty());
+    assert_eq!(store.sample_counts().unwrap()["ready"], 2);
+
+    // A meeting starts now: the window opens and the batch trains.
+    std::fs::write(&cal, ics(now - chrono::Duration::minutes(1))).unwrap();
+    let step = wait_for("a step in the window", || {
+        store
+            .training_steps(10)
+            .unwrap()
+            .into_iter()
+            .find(|s| s.status == TrainingStatus::Ok)
+    })
+    .await;
+    assert_eq!(step.samples, Some(2));
+    h.stop().await;
+    fake.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_restarted_daemon_resumes_from_its_last_checkpoint() {
+    let fake = fake().await;
+    let h = start(&fake, |c| {
+        c.rl.manual_train_trigger = true;
+        c.rl.checkpoint_every = 1;
+    })
+    .await;
+    wait_serving(&h).await;
+    h.mock.push_all([judge("one", 1), judge("two", -1)]);
+    chat(&h, "a", json!([user("one")]), false).await;
+    chat(
+        &h,
+        "a",
+        json!([user("one"), {"role": "assistant", "content": "x"}, user("two")]),
+        true,
+    )
+    .await;
+    let store = h.core().store();
+    wait_for("two ready samples", || {
+        store.flush().unwrap();
+        (store.sample_counts().unwrap()["ready"] == 2).then_some(())
+    })
+    .await;
+    let (_, outcome) = api(&h, reqwest::Method::POST, "/api/training/step").await;
+    assert_eq!(outcome["status"], "trained", "{outcome}");
+    let state = store
+        .checkpoints()
+        .unwrap()
+        .into_iter()
+        .find(|c| c.kind == CheckpointKind::State)
+        .expect("a resumable checkpoint after step 1");
+    assert!(fake.requests_to("/api/v1/load_weights").is_empty());
+
+    let h = h.restart().await;
+    wait_serving(&h).await;
+    let loads = fake.requests_to("/api/v1/load_weights");
+    assert_eq!(loads.len(), 1);
+    assert_eq!(loads[0].json().unwrap()["path"], state.path);
+    let (_, rl) = api(&h, reqwest::Method::GET, "/api/rl").await;
+    assert_eq!(rl["last_step"]["step"], 1);
     h.stop().await;
     fake.shutdown().await;
 }

@@ -70,6 +70,8 @@ pub struct RlStatus {
     pub sampler_step: Option<u64>,
     pub samples: std::collections::BTreeMap<String, u64>,
     pub last_step: Option<TrainingStep>,
+    /// The last OPD teacher failure (e.g. a tokenizer mismatch), until a teacher call works.
+    pub teacher_error: Option<String>,
 }
 
 struct Running {
@@ -86,6 +88,7 @@ pub struct RlService {
     /// Serialises start-ups and steps (one trainer at a time).
     gate: tokio::sync::Mutex<()>,
     wake: Notify,
+    teacher_error: std::sync::Mutex<Option<String>>,
 }
 
 impl RlService {
@@ -96,6 +99,7 @@ impl RlService {
             phase: std::sync::Mutex::new((Phase::Off, None)),
             gate: tokio::sync::Mutex::new(()),
             wake: Notify::new(),
+            teacher_error: std::sync::Mutex::new(None),
         })
     }
 
@@ -384,7 +388,12 @@ impl RlService {
                 .training_steps(1)
                 .ok()
                 .and_then(|mut v| v.pop()),
+            teacher_error: self.lock_teacher_error().clone(),
         }
+    }
+
+    fn lock_teacher_error(&self) -> std::sync::MutexGuard<'_, Option<String>> {
+        self.teacher_error.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Stores the samples a served main turn produced (after the turn itself is stored:
@@ -440,6 +449,7 @@ impl RlService {
                     let text = renderer.tokenizer().decode(&all);
                     match teacher.logprobs(&trace.prompt, &r.tokens, &text).await {
                         Ok(lp) => {
+                            me.lock_teacher_error().take();
                             if let Err(e) = me.parts.store.set_teacher_logprobs(id, lp) {
                                 tracing::warn!(error = %e, "rl: teacher logprobs not stored");
                             } else if !running.scorer.has_judge() {
@@ -451,7 +461,10 @@ impl RlService {
                                 );
                             }
                         }
-                        Err(e) => tracing::warn!(error = %e, "rl: OPD teacher failed; no KL term"),
+                        Err(e) => {
+                            tracing::warn!(error = %e, "rl: OPD teacher failed; no KL term");
+                            *me.lock_teacher_error() = Some(e.to_string());
+                        }
                     }
                 }
             }

@@ -10,15 +10,13 @@ use chrono::Utc;
 use metaclaw_config::LossFn;
 use metaclaw_domain::{Dialect, SessionSource, TurnRecord, TurnStatus, TurnType, Usage};
 use metaclaw_render::{Renderer, RendererKind, test_tokenizer};
+use metaclaw_rl::StepOutcome;
 use metaclaw_rl::policy::{Policy, SamplingDefaults};
 use metaclaw_rl::trainer::{NeverPause, PauseGate, Trainer, TrainerSettings};
-use metaclaw_rl::StepOutcome;
-use metaclaw_store::{
-    CheckpointKind, NewSample, RewardSource, SampleState, Store, TrainingStatus,
-};
+use metaclaw_store::{CheckpointKind, NewSample, RewardSource, SampleState, Store, TrainingStatus};
 use serde_json::json;
 use tempfile::TempDir;
-use tinker_client::fake::{Fault, FakeServer, Knobs};
+use tinker_client::fake::{FakeServer, Fault, Knobs};
 use tinker_client::{ClientConfig, ServiceClient};
 
 struct Setup {
@@ -37,8 +35,11 @@ async fn setup() -> Setup {
     })
     .await;
     let renderer = Arc::new(
-        Renderer::new(RendererKind::Qwen3Instruct, test_tokenizer(RendererKind::Qwen3Instruct))
-            .unwrap(),
+        Renderer::new(
+            RendererKind::Qwen3Instruct,
+            test_tokenizer(RendererKind::Qwen3Instruct),
+        )
+        .unwrap(),
     );
     let policy = Arc::new(Policy::new(
         renderer,
@@ -76,9 +77,16 @@ async fn trainer(s: &Setup, settings: TrainerSettings) -> Arc<Trainer> {
         .await
         .unwrap();
     let (events, _) = tokio::sync::broadcast::channel(64);
-    Trainer::start(s.store.clone(), service, s.policy.clone(), events, settings, None)
-        .await
-        .unwrap()
+    Trainer::start(
+        s.store.clone(),
+        service,
+        s.policy.clone(),
+        events,
+        settings,
+        None,
+    )
+    .await
+    .unwrap()
 }
 
 fn turn(id: &str) -> TurnRecord {
@@ -208,13 +216,33 @@ async fn pausing_after_the_update_saves_the_sampler_next_time() {
         at: 2,
         asked: AtomicUsize::new(0),
     };
-    assert_eq!(t.step(&gate, false).await.unwrap(), StepOutcome::Paused { step: 1 });
-    assert_eq!(s.policy.current().unwrap().step, before, "no swap while paused");
-    assert_eq!(s.store.samples_in_state(SampleState::Trained, 10).unwrap().len(), 2);
-    assert!(t.has_batch().unwrap(), "the unsaved sampler is pending work");
+    assert_eq!(
+        t.step(&gate, false).await.unwrap(),
+        StepOutcome::Paused { step: 1 }
+    );
+    assert_eq!(
+        s.policy.current().unwrap().step,
+        before,
+        "no swap while paused"
+    );
+    assert_eq!(
+        s.store
+            .samples_in_state(SampleState::Trained, 10)
+            .unwrap()
+            .len(),
+        2
+    );
+    assert!(
+        t.has_batch().unwrap(),
+        "the unsaved sampler is pending work"
+    );
     let out = t.step(&NeverPause, false).await.unwrap();
     assert!(matches!(out, StepOutcome::Skipped { .. }), "{out:?}");
-    assert_eq!(s.policy.current().unwrap().step, 1, "the step's sampler now serves");
+    assert_eq!(
+        s.policy.current().unwrap().step,
+        1,
+        "the step's sampler now serves"
+    );
 }
 
 #[tokio::test]
@@ -228,14 +256,23 @@ async fn a_failed_step_recreates_the_model_from_the_last_checkpoint() {
 
     group(&s.store, "c", &[Some(1.0)], false);
     group(&s.store, "d", &[Some(-1.0)], false);
-    s.fake
-        .inject("/api/v1/retrieve_future", Fault::failed_future("server", "boom"), 1);
+    s.fake.inject(
+        "/api/v1/retrieve_future",
+        Fault::failed_future("server", "boom"),
+        1,
+    );
     let err = t.step(&NeverPause, false).await.unwrap_err();
     assert!(err.to_string().contains("boom"), "{err}");
     let failed = s.store.training_steps(10).unwrap();
     assert_eq!(failed.last().unwrap().status, TrainingStatus::Failed);
-    assert!(s.fake.model_ids().len() > models_before, "a new model was created");
-    assert!(!s.fake.requests_to("/api/v1/load_weights").is_empty(), "from the checkpoint");
+    assert!(
+        s.fake.model_ids().len() > models_before,
+        "a new model was created"
+    );
+    assert!(
+        !s.fake.requests_to("/api/v1/load_weights").is_empty(),
+        "from the checkpoint"
+    );
     // The batch was kept and trains on the new model.
     let out = t.step(&NeverPause, false).await.unwrap();
     let StepOutcome::Trained { step, samples, .. } = out else {
@@ -259,17 +296,25 @@ async fn groups_train_relative_to_their_mean_and_constant_groups_are_dropped() {
     assert_eq!(samples, 2);
     let skipped = s.store.samples_in_state(SampleState::Skipped, 10).unwrap();
     assert!(skipped.iter().all(|x| x.turn_id == "same") && skipped.len() == 2);
-    let body = s.fake.requests_to("/api/v1/forward_backward")[0].json().unwrap();
-    let adv: Vec<f64> = body["forward_backward_input"]["data"][0]["loss_fn_inputs"]["advantages"]
-        ["data"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| v.as_f64().unwrap())
-        .collect();
+    let body = s.fake.requests_to("/api/v1/forward_backward")[0]
+        .json()
+        .unwrap();
+    let adv: Vec<f64> =
+        body["forward_backward_input"]["data"][0]["loss_fn_inputs"]["advantages"]["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_f64().unwrap())
+            .collect();
     // Prompt positions carry zero advantage; the response carries +1 (reward 1, mean 0).
     assert_eq!(adv, [0.0, 0.0, 1.0, 1.0, 1.0]);
-    assert_eq!(s.store.samples_in_state(SampleState::Ready, 10).unwrap().len(), 1);
+    assert_eq!(
+        s.store
+            .samples_in_state(SampleState::Ready, 10)
+            .unwrap()
+            .len(),
+        1
+    );
 }
 
 #[tokio::test]
@@ -278,8 +323,13 @@ async fn opd_trains_on_the_teacher_signal_without_rewards() {
     let t = trainer(&s, settings(1, 1, Some(2.0))).await;
     group(&s.store, "t", &[None], true);
     let out = t.step(&NeverPause, false).await.unwrap();
-    assert!(matches!(out, StepOutcome::Trained { samples: 1, .. }), "{out:?}");
-    let body = s.fake.requests_to("/api/v1/forward_backward")[0].json().unwrap();
+    assert!(
+        matches!(out, StepOutcome::Trained { samples: 1, .. }),
+        "{out:?}"
+    );
+    let body = s.fake.requests_to("/api/v1/forward_backward")[0]
+        .json()
+        .unwrap();
     let adv = &body["forward_backward_input"]["data"][0]["loss_fn_inputs"]["advantages"]["data"];
     // -coef * (student - teacher) = -2 * (-2 - -0.5) = 3 on every response token.
     assert_eq!(adv, &json!([0.0, 0.0, 3.0, 3.0, 3.0]));

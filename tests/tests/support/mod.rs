@@ -17,6 +17,7 @@ pub struct Harness {
     pub core: Option<RunningCore>,
     pub base: String,
     pub client: reqwest::Client,
+    config: Config,
     _home: tempfile::TempDir,
 }
 
@@ -45,7 +46,7 @@ impl Harness {
         let mut config = config_for(&mock);
         edit(&mut config);
         let home = tempfile::tempdir().expect("tempdir");
-        let mut opts = CoreOptions::new(Home::at(home.path()), config);
+        let mut opts = CoreOptions::new(Home::at(home.path()), config.clone());
         opts.bind = Some("127.0.0.1:0".parse().unwrap());
         opts.clock = clock;
         let core = metaclaw_core::start(opts).await.expect("core starts");
@@ -59,8 +60,23 @@ impl Harness {
             core: Some(core),
             base,
             client,
+            config,
             _home: home,
         }
+    }
+
+    /// Stops the core and starts a new one on the same home directory and config (a
+    /// daemon restart); the mock upstream keeps running.
+    pub async fn restart(mut self) -> Self {
+        if let Some(core) = self.core.take() {
+            core.shutdown().await.unwrap();
+        }
+        let mut opts = CoreOptions::new(Home::at(self._home.path()), self.config.clone());
+        opts.bind = Some("127.0.0.1:0".parse().unwrap());
+        let core = metaclaw_core::start(opts).await.expect("core restarts");
+        self.base = format!("http://{}", core.addr());
+        self.core = Some(core);
+        self
     }
 
     pub fn home(&self) -> &std::path::Path {
