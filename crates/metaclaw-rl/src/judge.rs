@@ -170,22 +170,7 @@ impl Judge {
             "temperature": self.settings.temperature,
             "max_completion_tokens": self.settings.max_tokens,
         });
-        let mut req = self.http.post(&url).json(&body);
-        if !self.settings.api_key.is_empty() {
-            req = req.bearer_auth(&self.settings.api_key);
-        }
-        let resp = req
-            .send()
-            .await
-            .map_err(|e| RlError::Http(format!("{url}: {e}")))?;
-        let status = resp.status();
-        let value: Value = resp
-            .json()
-            .await
-            .map_err(|e| RlError::Http(format!("{url}: invalid JSON: {e}")))?;
-        if !status.is_success() {
-            return Err(RlError::Http(format!("{url}: HTTP {status}: {value}")));
-        }
+        let value = crate::http::post_json(&self.http, &url, &self.settings.api_key, &body).await?;
         value
             .pointer("/choices/0/message/content")
             .and_then(Value::as_str)

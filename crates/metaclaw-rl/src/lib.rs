@@ -7,6 +7,7 @@
 pub mod advantage;
 pub mod datum;
 mod error;
+mod http;
 pub mod judge;
 pub mod policy;
 pub mod readiness;

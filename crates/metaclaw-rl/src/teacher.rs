@@ -52,22 +52,7 @@ impl Teacher {
             "max_tokens": 1,
             "temperature": 0,
         });
-        let mut req = self.http.post(&url).json(&body);
-        if !self.settings.api_key.is_empty() {
-            req = req.bearer_auth(&self.settings.api_key);
-        }
-        let resp = req
-            .send()
-            .await
-            .map_err(|e| RlError::Http(format!("{url}: {e}")))?;
-        let status = resp.status();
-        let value: Value = resp
-            .json()
-            .await
-            .map_err(|e| RlError::Http(format!("{url}: invalid JSON: {e}")))?;
-        if !status.is_success() {
-            return Err(RlError::Http(format!("{url}: HTTP {status}: {value}")));
-        }
+        let value = crate::http::post_json(&self.http, &url, &self.settings.api_key, &body).await?;
         align(&value, prompt.len(), response.len(), text)
     }
 }
