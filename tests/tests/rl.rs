@@ -134,6 +134,7 @@ async fn served_turns_are_judged_trained_on_and_the_new_sampler_serves() {
     assert!(h.mock.requests().iter().all(|r| r.body["model"] == "judge"));
 
     let store = h.core().store();
+    h.wait_turns(2).await;
     let turns = h.all_turns();
     assert_eq!(turns.len(), 2);
     let samples = wait_for("two ready samples", || {
