@@ -94,7 +94,9 @@ impl<R: Runtime> Dashboard<R> for WindowDashboard {
                     return;
                 }
             };
-            let Ok(url) = url.parse() else { return };
+            let Ok(url) = url.parse::<tauri::Url>() else {
+                return;
+            };
             let built = WebviewWindowBuilder::new(&app, WINDOW, WebviewUrl::External(url))
                 .title("MetaClaw")
                 .inner_size(1100.0, 760.0)
@@ -225,7 +227,7 @@ pub fn main() {
             })?;
             let control = core.control(&home);
             let tray = Tray::new(
-                app,
+                app.handle(),
                 TrayParts {
                     control: control.clone(),
                     prefs_path: Prefs::path(home.root()),
@@ -240,15 +242,13 @@ pub fn main() {
             let icon = TrayIconBuilder::with_id("metaclaw")
                 .icon(crate::tray::icon(tray.activity()))
                 .tooltip(tray.tooltip())
-                .title("MetaClaw")
                 .menu(&tray.items.menu)
-                .show_menu_on_left_click(true)
                 .on_menu_event(|app, event| {
                     if let Some(tray) = app.try_state::<Arc<Tray<tauri::Wry>>>() {
                         tray.handle_menu(app, event.id().as_ref());
                     }
                 })
-                .build(app)?;
+                .build(app.handle())?;
             tray.attach_icon(icon);
             app.manage(tray.clone());
 

@@ -136,7 +136,8 @@ impl TrayStatus {
                 self.last_event = Some("settings changed".into());
                 None
             }
-            Event::TurnCompleted { .. } | Event::SkillChanged { .. } => None,
+            // Turns and skill changes do not change the tray; new event kinds default to that.
+            _ => None,
         }
     }
 
@@ -232,7 +233,7 @@ mod tests {
         assert_eq!(n.kind, NoticeKind::Training);
         s.apply(&Event::SessionEnded {
             session_id: "a".into(),
-            reason: SessionEndReason::Idle,
+            reason: SessionEndReason::IdleTimeout,
             turns: 4,
             at: Utc::now(),
         });

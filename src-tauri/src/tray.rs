@@ -259,9 +259,12 @@ impl<R: Runtime> Tray<R> {
         if let Some(a) = &self.autostart {
             let _ = i.autostart.set_checked(a.is_enabled());
         }
-        if let Some(icon) = lock(&self.icon).as_ref() {
-            let _ = icon.set_icon(Some(self::icon(activity)));
-            let _ = icon.set_tooltip(Some(self.tooltip()));
+        // Cloned out first: these calls wait for the main thread, which may itself be
+        // waiting for this lock in a menu handler.
+        let tray_icon = lock(&self.icon).clone();
+        if let Some(tray_icon) = tray_icon {
+            let _ = tray_icon.set_icon(Some(icon(activity)));
+            let _ = tray_icon.set_tooltip(Some(self.tooltip()));
         }
     }
 

@@ -38,7 +38,7 @@ impl Dashboard<MockRuntime> for Recorder {
 }
 
 struct Fixture {
-    _dir: tempfile::TempDir,
+    dir: tempfile::TempDir,
     home: Home,
     core: Option<RunningCore>,
     app: tauri::App<MockRuntime>,
@@ -74,7 +74,7 @@ impl Fixture {
         .unwrap();
         app.manage(tray.clone());
         Fixture {
-            _dir: dir,
+            dir,
             home,
             core: Some(core),
             app,
@@ -302,7 +302,7 @@ async fn start_at_login_writes_the_autostart_entry() {
     let f = Fixture::new("").await;
     f.click(id::AUTOSTART);
     assert!(f.checked(id::AUTOSTART));
-    let entry = f._dir.path().join("xdg/autostart/metaclaw.desktop");
+    let entry = f.dir.path().join("xdg/autostart/metaclaw.desktop");
     let text = std::fs::read_to_string(&entry).unwrap();
     assert!(
         text.contains("Exec=\"/usr/bin/metaclaw-app\" --hidden"),

@@ -52,7 +52,7 @@ pub enum InstanceError {
         home: PathBuf,
         who: String,
         how: &'static str,
-        state: Option<InstanceState>,
+        state: Option<Box<InstanceState>>,
     },
     #[error("could not open {path}: {source}")]
     Open {
@@ -122,7 +122,7 @@ impl InstanceLock {
                 home: home.root().to_owned(),
                 who,
                 how,
-                state,
+                state: state.map(Box::new),
             });
         }
         Ok(InstanceLock {
