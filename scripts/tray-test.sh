@@ -52,7 +52,7 @@ step "apt packages" "$REPO/scripts/install-tray-deps.sh"
 # install, cached in .cache/tauri-driver).
 step "tauri cli (npm)" bash -c 'cd src-tauri && { [[ -x node_modules/.bin/tauri ]] || npm ci --no-audit --no-fund >&2; }'
 TAURI_CLI="$REPO/src-tauri/node_modules/.bin/tauri"
-DRIVER_ROOT="$REPO/.cache/tauri-driver"
+DRIVER_ROOT="${TAURI_DRIVER_ROOT:-$REPO/.cache/tauri-driver}"
 if [[ ! -x "$DRIVER_ROOT/bin/tauri-driver" ]]; then
   # Its own target dir: it shares no features with the app.
   step "tauri-driver (cargo install)" env CARGO_TARGET_DIR="$DRIVER_ROOT/target" \

@@ -295,7 +295,12 @@ impl<R: Runtime> Tray<R> {
     /// The periodic check: scheduler windows have no event of their own.
     pub fn poll(&self) {
         let notice = self.control.snapshot().ok().and_then(|s| {
-            lock(&self.status).scheduler(s.scheduler_state, s.window_source.as_deref())
+            let state = if s.training_windows {
+                s.scheduler_state
+            } else {
+                "idle_wait"
+            };
+            lock(&self.status).scheduler(state, s.window_source.as_deref())
         });
         if let Some(n) = notice {
             self.show(n);

@@ -159,6 +159,8 @@ async fn mode_radio_changes_the_core_and_config_yaml() {
     f.click(id::MODE_AUTO);
     assert_eq!(f.tray.control.config().mode, Mode::Auto);
     assert!(f.checked(id::MODE_AUTO) && !f.checked(id::MODE_SKILLS_ONLY));
+    // A training mode is RL on, so "Enable RL" shows checked too.
+    assert!(f.tray.control.config().rl.enabled && f.checked(id::RL));
     assert!(
         f.saved_config().contains("mode: auto"),
         "{}",
@@ -167,6 +169,7 @@ async fn mode_radio_changes_the_core_and_config_yaml() {
     assert!(matches!(events.recv().await.unwrap(), Event::ConfigChanged));
     f.click(id::MODE_SKILLS_ONLY);
     assert_eq!(f.tray.control.config().mode, Mode::SkillsOnly);
+    assert!(!f.checked(id::RL));
     assert!(f.notices().is_empty());
     f.stop().await;
 }

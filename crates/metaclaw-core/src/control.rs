@@ -114,6 +114,9 @@ pub struct StatusSnapshot {
     pub training_progress: Option<f64>,
     /// The OMLS scheduler's state (`idle_wait`, `window_open`, `updating`, `pausing`).
     pub scheduler_state: &'static str,
+    /// Whether windows gate training now (a training mode with the scheduler on). Otherwise
+    /// the scheduler's "window" means nothing to the user.
+    pub training_windows: bool,
     /// Where the open training window comes from (sleep, idle, calendar), if one is open.
     pub window_source: Option<String>,
 }
@@ -158,15 +161,20 @@ impl Control {
         Ok(self.live.update(changes)?)
     }
 
-    /// Switch the mode. `rl` and `auto` train, so they need complete RL settings first.
+    /// Switch the mode. `rl` and `auto` train, so they need complete RL settings first;
+    /// `rl.enabled` follows, so "Enable RL" and the mode never disagree.
     pub fn set_mode(&self, mode: Mode) -> Result<Arc<Config>, ControlError> {
-        if mode != Mode::SkillsOnly {
+        let training = mode != Mode::SkillsOnly;
+        if training {
             let readiness = self.rl_readiness()?;
             if !readiness.is_ready() {
                 return Err(ControlError::NotReady(readiness));
             }
         }
-        self.update(&[("mode", json!(mode.as_str()))])
+        self.update(&[
+            ("mode", json!(mode.as_str())),
+            ("rl.enabled", json!(training)),
+        ])
     }
 
     pub fn set_opd(&self, enabled: bool) -> Result<Arc<Config>, ControlError> {
@@ -225,8 +233,9 @@ impl Control {
             .current_training_step()?
             .filter(|s| s.status == TrainingStatus::Running);
         let status = self.scheduler.status();
+        let training_windows = status.gating && config.mode != Mode::SkillsOnly;
         let window_source = match status.state {
-            SchedulerState::WindowOpen | SchedulerState::Updating => status
+            SchedulerState::WindowOpen | SchedulerState::Updating if training_windows => status
                 .window
                 .as_ref()
                 .and_then(|w| serde_json::to_value(w.source).ok())
@@ -242,6 +251,7 @@ impl Control {
             training_step: current.as_ref().map(|c| c.step),
             training_progress: current.as_ref().and_then(|c| c.progress),
             scheduler_state: status.state.as_str(),
+            training_windows,
             window_source,
         })
     }
