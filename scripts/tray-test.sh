@@ -84,14 +84,15 @@ e2e() {
 step "e2e (Xvfb, WebDriver, D-Bus tray)" e2e
 
 # Bundles through the Tauri CLI, from the repository root (where tauri.conf.json and the
-# package manifest are).
+# package manifest are). `-p metaclaw-app` goes to cargo: the root is also the workspace, whose
+# default members do not include the app.
 bundle() {
   local flag=()
   [[ "$PROFILE" == debug ]] && flag=(--debug)
-  "$TAURI_CLI" build "${flag[@]}" --ci --bundles deb -- --locked
+  "$TAURI_CLI" build "${flag[@]}" --ci --bundles deb -- -p metaclaw-app --locked
   local out="$CARGO_TARGET_DIR/$PROFILE/bundle"
   cp "$out"/deb/*.deb "$ART/"
-  if "$TAURI_CLI" build "${flag[@]}" --ci --bundles appimage -- --locked >"$ART/appimage.log" 2>&1; then
+  if "$TAURI_CLI" build "${flag[@]}" --ci --bundles appimage -- -p metaclaw-app --locked >"$ART/appimage.log" 2>&1; then
     cp "$out"/appimage/*.AppImage "$ART/"
   elif [[ "${TRAY_REQUIRE_APPIMAGE:-0}" == 1 ]]; then
     cat "$ART/appimage.log" >&2
