@@ -47,8 +47,8 @@ fn show_notification(title: &str, body: &str) -> Result<(), notify_rust::error::
 /// A problem that stops the app before it has a window: said on stderr and, when a
 /// notification server listens, on the desktop (a launch from the menu has no terminal).
 fn fatal(message: &str) -> ! {
+    // Not through tracing as well: that also writes to stderr.
     eprintln!("metaclaw-app: {message}");
-    tracing::error!("{message}");
     let _ = show_notification("MetaClaw did not start", message);
     std::process::exit(1);
 }
