@@ -6,7 +6,8 @@
 //     with gdbus): Mode ▸ rl is refused while OPD has no teacher (a desktop notification says
 //     why, seen with dbus-monitor), OPD off, then Mode ▸ rl changes the core's mode (its
 //     /api/status, config.yaml, and the dashboard in the window, live);
-//  3. Quit from the tray ends the app with status 0 and removes daemon.json.
+//  3. a second launch hands over to the first (single instance) and exits 0;
+//  4. Quit from the tray ends the app with status 0 and removes daemon.json.
 // Plain W3C WebDriver over fetch: no npm dependencies. Only 127.0.0.1; every process started
 // here is stopped here.
 import { spawn, execFileSync } from "node:child_process";
@@ -212,8 +213,17 @@ try {
   writeFileSync(join(ART, "tray-dashboard.png"), Buffer.from(png, "base64"));
   log(`screenshot ${join(ART, "tray-dashboard.png")}`);
 
-  // 3. Quit from the tray.
+  // A second launch on the same home hands over to the running app (single instance over
+  // D-Bus) and exits 0; the first keeps running.
   const state = JSON.parse(readFileSync(join(home, "daemon.json"), "utf8"));
+  t = Date.now();
+  execFileSync(APP, [], { env, timeout: 20000, stdio: ["ignore", "ignore", "pipe"] });
+  timings.second_launch_s = (Date.now() - t) / 1000;
+  process.kill(state.pid, 0);
+  if ((await api("/api/status")).pid !== state.pid) throw new Error("a second app took over");
+  log("second launch handed over to the running app and exited 0");
+
+  // 3. Quit from the tray.
   if (state.kind !== "tray" || state.port !== port) throw new Error(`daemon.json: ${JSON.stringify(state)}`);
   click(tray, "Quit");
   await until("the app to exit", async () => {
