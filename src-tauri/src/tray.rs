@@ -18,6 +18,7 @@ use crate::status::{Activity, Notice, NoticeKind, TrayStatus};
 /// Menu item ids (also what the D-Bus menu test clicks, by label).
 pub mod id {
     pub const STATUS: &str = "status";
+    pub const LAST_EVENT: &str = "last-event";
     pub const OPEN: &str = "open";
     pub const MODE_SKILLS_ONLY: &str = "mode:skills_only";
     pub const MODE_RL: &str = "mode:rl";
@@ -57,6 +58,9 @@ pub fn icon(activity: Activity) -> Image<'static> {
 pub struct Items<R: Runtime> {
     pub menu: Menu<R>,
     pub status: MenuItem<R>,
+    /// The last event, also in the tooltip: Linux tray hosts (StatusNotifierItem through
+    /// appindicator) show no tooltip, so the menu carries it too.
+    pub last_event: MenuItem<R>,
     pub modes: [(Mode, CheckMenuItem<R>); 3],
     pub rl: CheckMenuItem<R>,
     pub opd: CheckMenuItem<R>,
@@ -69,6 +73,13 @@ pub struct Items<R: Runtime> {
 impl<R: Runtime> Items<R> {
     pub fn build<M: Manager<R>>(app: &M, prefs: &Prefs, autostart: bool) -> tauri::Result<Self> {
         let status = MenuItem::with_id(app, id::STATUS, "MetaClaw", false, None::<&str>)?;
+        let last_event = MenuItem::with_id(
+            app,
+            id::LAST_EVENT,
+            "Last event: started",
+            false,
+            None::<&str>,
+        )?;
         let open = MenuItem::with_id(app, id::OPEN, "Open dashboard", true, None::<&str>)?;
         let check = |id: &str, text: &str, on: bool| {
             CheckMenuItem::with_id(app, id, text, true, on, None::<&str>)
@@ -126,6 +137,7 @@ impl<R: Runtime> Items<R> {
             app,
             &[
                 &status,
+                &last_event,
                 &PredefinedMenuItem::separator(app)?,
                 &open,
                 &mode_menu,
@@ -143,6 +155,7 @@ impl<R: Runtime> Items<R> {
         Ok(Items {
             menu,
             status,
+            last_event,
             modes,
             rl,
             opd,
@@ -217,14 +230,17 @@ impl<R: Runtime> Tray<R> {
         lock(&self.status).activity(paused, training)
     }
 
+    fn last_event(&self) -> String {
+        lock(&self.status)
+            .last_event()
+            .map(str::to_owned)
+            .unwrap_or_else(|| "started".into())
+    }
+
     /// The tooltip: mode and the last event.
     pub fn tooltip(&self) -> String {
         let mode = self.control.config().mode;
-        let last = lock(&self.status)
-            .last_event()
-            .map(str::to_owned)
-            .unwrap_or_else(|| "started".into());
-        format!("MetaClaw ({mode}): {last}")
+        format!("MetaClaw ({mode}): {}", self.last_event())
     }
 
     /// Make every item, the icon and the tooltip match the core. Called after each change,
@@ -243,6 +259,9 @@ impl<R: Runtime> Tray<R> {
         let _ = i
             .status
             .set_text(format!("{} · mode {}", activity.label(), snapshot.mode));
+        let _ = i
+            .last_event
+            .set_text(format!("Last event: {}", self.last_event()));
         for (mode, item) in &i.modes {
             let _ = item.set_checked(*mode == snapshot.mode);
         }

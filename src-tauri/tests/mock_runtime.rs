@@ -148,6 +148,10 @@ async fn mode_needs_rl_settings_and_says_what_is_missing() {
         assert!(notices[0].1.contains(key), "{}", notices[0].1);
     }
     assert!(f.tray.tooltip().contains("RL not ready: set rl.model"));
+    assert_eq!(
+        f.tray.items.last_event.text().unwrap(),
+        "Last event: RL not ready: set rl.model, rl.api_key, rl.prm_url"
+    );
     f.stop().await;
 }
 
