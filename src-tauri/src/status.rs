@@ -158,7 +158,7 @@ impl TrayStatus {
                 Some(Notice {
                     kind: NoticeKind::Training,
                     title: format!("Training step {step} finished"),
-                    body: "The new weights are in use.".into(),
+                    body: "See Training in the dashboard for its reward and loss.".into(),
                 })
             }
             "failed" | "error" => {
