@@ -23,6 +23,12 @@ if ((${#missing[@]})); then
   $SUDO apt-get update -qq
   $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
 fi
+# The desktop tray app's build, test and bundling packages (webkit2gtk, appindicator, Xvfb,
+# WebKitWebDriver), also --no-install-recommends. METACLAW_NO_TRAY=1 skips them on machines
+# that only build the daemon.
+if [[ "${METACLAW_NO_TRAY:-0}" != 1 ]]; then
+  "$REPO/scripts/install-tray-deps.sh"
+fi
 
 # Rust: the workspace needs edition 2024 (Rust >= 1.95); Debian's own cargo is older.
 if ! command -v cargo >/dev/null 2>&1; then

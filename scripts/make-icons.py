@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
-"""Draw the MetaClaw app icon (RGBA PNGs) into icons/ with nothing but the standard library.
+"""Draw the MetaClaw icons (RGBA PNGs) into icons/ with nothing but the standard library.
 
-The tray-app work replaces these with `tauri icon` output; until then the bundle layout exists.
+- icons/source.png (1024 px): the input of `npx tauri icon icons/source.png -o icons`, which
+  writes every size the bundles need (scripts/tray-test.sh runs it; the results are committed);
+- icons/tray-<state>.png (64 px): the tray icon per state, a coloured badge on the app icon.
 """
 import math
 import struct
@@ -11,7 +13,17 @@ from pathlib import Path
 OUT = Path(__file__).resolve().parent.parent / "icons"
 
 
-def png(size: int) -> bytes:
+# Badge colour per tray state; idle has none.
+STATES = {
+    "idle": None,
+    "learning": (66, 133, 244),
+    "training": (52, 168, 83),
+    "paused": (251, 188, 5),
+    "error": (219, 68, 55),
+}
+
+
+def png(size: int, badge=None) -> bytes:
     rows = []
     c = (size - 1) / 2
     for y in range(size):
@@ -19,6 +31,13 @@ def png(size: int) -> bytes:
         for x in range(size):
             dx, dy = x - c, y - c
             r = math.hypot(dx, dy) / (size / 2)
+            if badge is not None:
+                # A dot in the lower right corner with a light rim, readable on dark and light bars.
+                bx, by = x - size * 0.74, y - size * 0.74
+                br = math.hypot(bx, by) / size
+                if br < 0.20:
+                    row += bytes([*badge, 255]) if br < 0.16 else bytes([255, 255, 255, 255])
+                    continue
             if r > 0.96:
                 row += bytes([0, 0, 0, 0])
                 continue
@@ -37,6 +56,8 @@ def png(size: int) -> bytes:
 
 if __name__ == "__main__":
     OUT.mkdir(exist_ok=True)
-    for name, size in {"32x32.png": 32, "128x128.png": 128, "128x128@2x.png": 256, "icon.png": 512}.items():
-        (OUT / name).write_bytes(png(size))
-        print(OUT / name)
+    (OUT / "source.png").write_bytes(png(1024))
+    print(OUT / "source.png")
+    for state, colour in STATES.items():
+        (OUT / f"tray-{state}.png").write_bytes(png(64, colour))
+        print(OUT / f"tray-{state}.png")

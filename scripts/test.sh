@@ -20,6 +20,11 @@ cargo clippy --locked --all-targets -- -D warnings
 # The dashboard in headless Chromium against a seeded daemon (screenshots: target/ui-screenshots).
 ./scripts/ui-e2e.sh
 
+# The desktop tray app: its own target dir (see the script), mock-runtime tests, Xvfb +
+# WebDriver + D-Bus end to end, .deb/AppImage bundles, .deb install test.
+# Artifacts: target/ci-artifacts/tray (screenshot, bundles, timings).
+./scripts/tray-test.sh
+
 # The official Python SDKs against the real binary.
 VENV="$("$REPO/scripts/setup-python.sh" | tail -1)"
 METACLAW_BIN="$REPO/target/debug/metaclaw" MOCK_UPSTREAM_BIN="$REPO/target/debug/mock-upstream" \

@@ -1,7 +1,6 @@
-//! The desktop tray app: a thin shell over the same core the `metaclaw` daemon runs.
-//! The tray-app work adds Tauri (tray, window, notifications); this crate is deliberately
-//! outside `default-members` so a plain `cargo build` never needs the webkit packages.
+// No console window on Windows release builds (harmless elsewhere).
+#![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 
 fn main() {
-    let _ = metaclaw_core::start;
+    metaclaw_app::main();
 }

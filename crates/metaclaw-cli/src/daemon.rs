@@ -3,74 +3,23 @@
 //! One daemon per home directory: the running daemon holds an exclusive lock on
 //! `daemon.lock` and describes itself in `daemon.json`.
 
-use std::fs::{File, OpenOptions};
+use std::fs::OpenOptions;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
-use chrono::{DateTime, Utc};
+use chrono::Utc;
 use metaclaw_config::Home;
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
-use serde::{Deserialize, Serialize};
 
 use crate::cli::StartArgs;
 use crate::output::{say, warn};
 
-/// Contents of `daemon.json` while a daemon runs.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct DaemonState {
-    pub pid: u32,
-    pub host: String,
-    pub port: u16,
-    pub mode: String,
-    pub started_at: DateTime<Utc>,
-    pub version: String,
-}
-
-pub fn read_state(home: &Home) -> Option<DaemonState> {
-    let text = std::fs::read_to_string(home.state_path()).ok()?;
-    serde_json::from_str(&text).ok()
-}
-
-/// True while some process holds the home's daemon lock.
-pub fn is_running(home: &Home) -> bool {
-    let Ok(file) = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(home.lock_path())
-    else {
-        return false;
-    };
-    match file.try_lock() {
-        Ok(()) => {
-            let _ = file.unlock();
-            false
-        }
-        Err(_) => true,
-    }
-}
-
-fn acquire_lock(home: &Home) -> Result<File> {
-    let file = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(home.lock_path())
-        .with_context(|| format!("could not open {}", home.lock_path().display()))?;
-    if file.try_lock().is_err() {
-        let who = read_state(home)
-            .map(|s| format!(" (pid {}, port {})", s.pid, s.port))
-            .unwrap_or_default();
-        bail!(
-            "MetaClaw is already running on {}{who}; stop it with `metaclaw stop` (the tray app and the daemon cannot share a home directory)",
-            home.root().display()
-        );
-    }
-    Ok(file)
-}
+// The single-instance rule is shared with the tray app (metaclaw-core's `instance`).
+use metaclaw_core::instance::{InstanceKind, InstanceLock, InstanceState};
+pub use metaclaw_core::instance::{is_running, read_state};
 
 fn load_config(home: &Home, args: &StartArgs) -> Result<metaclaw_config::Config> {
     let loaded = metaclaw_config::load(&home.config_path())?;
@@ -91,7 +40,7 @@ pub fn run_foreground(home: &Home, args: &StartArgs) -> Result<()> {
     init_tracing();
     home.ensure()?;
     let config = load_config(home, args)?;
-    let _lock = acquire_lock(home)?;
+    let lock = InstanceLock::acquire(home)?;
     if config.mode != metaclaw_config::Mode::SkillsOnly {
         tracing::warn!(
             "RL training is not available in this build yet; serving in skills_only fashion"
@@ -111,15 +60,16 @@ pub fn run_foreground(home: &Home, args: &StartArgs) -> Result<()> {
         let wire_config = config.clone();
         let core =
             metaclaw_core::start(metaclaw_core::CoreOptions::new(home.clone(), config)).await?;
-        let state = DaemonState {
+        let state = InstanceState {
             pid: std::process::id(),
             host,
             port: core.addr().port(),
             mode,
             started_at: Utc::now(),
             version: env!("CARGO_PKG_VERSION").to_owned(),
+            kind: InstanceKind::Daemon,
         };
-        write_state(home, &state)?;
+        lock.write_state(&state)?;
         if !args.no_wire {
             // Off the async runtime: wiring runs the agent's CLI, which takes seconds.
             let (config, home2, port) = (wire_config.clone(), home.clone(), state.port);
@@ -136,17 +86,9 @@ pub fn run_foreground(home: &Home, args: &StartArgs) -> Result<()> {
             token.cancel();
         });
         let result = core.wait().await;
-        let _ = std::fs::remove_file(home.state_path());
+        lock.clear_state();
         result.map_err(anyhow::Error::from)
     })
-}
-
-fn write_state(home: &Home, state: &DaemonState) -> Result<()> {
-    let path = home.state_path();
-    let tmp = path.with_extension("json.tmp");
-    std::fs::write(&tmp, serde_json::to_vec_pretty(state)?)?;
-    std::fs::rename(&tmp, &path)?;
-    Ok(())
 }
 
 async fn wait_for_signal() {

@@ -3,9 +3,11 @@
 
 mod api;
 mod claws;
+pub mod control;
 mod error;
 mod evolution;
 mod health;
+pub mod instance;
 pub mod live;
 mod recording;
 mod rl;

@@ -48,6 +48,7 @@ pub struct RunningCore {
     background: Vec<JoinHandle<()>>,
     store: Arc<Store>,
     events: broadcast::Sender<Event>,
+    live: Arc<LiveConfig>,
     proxy: ProxyState,
     skills: Option<Arc<SkillService>>,
     evolution: Option<Arc<Evolution>>,
@@ -212,6 +213,7 @@ pub async fn start(opts: CoreOptions) -> Result<RunningCore, CoreError> {
         background,
         store,
         events,
+        live,
         proxy,
         skills,
         evolution,
@@ -228,6 +230,17 @@ impl RunningCore {
 
     pub fn events(&self) -> broadcast::Receiver<Event> {
         self.events.subscribe()
+    }
+
+    /// The switches a desktop shell flips (mode, OPD, pause, RL), on this core's live config.
+    pub fn control(&self, home: &Home) -> crate::control::Control {
+        crate::control::Control::new(
+            self.live.clone(),
+            self.store.clone(),
+            self.scheduler.clone(),
+            home.clone(),
+            self.addr,
+        )
     }
 
     pub fn store(&self) -> &Store {

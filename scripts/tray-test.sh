@@ -1,0 +1,165 @@
+#!/usr/bin/env bash
+# The desktop tray app's CI: build, mock-runtime tests, clippy, the Xvfb + WebDriver + D-Bus
+# end-to-end test, the .deb/AppImage bundles and a .deb install test. Called by scripts/test.sh;
+# runs on its own too (after scripts/install-deps.sh, which builds ui/dist).
+#
+# Env:
+#   TRAY_TARGET_DIR        cargo target dir (default <repo>/target/tray). Separate from the core's:
+#                          tauri turns on extra features of shared crates, and one target dir used
+#                          with two package selections would rebuild most of the graph each time.
+#   TRAY_BUNDLE_PROFILE    debug (default: reuses this build, ~1 min) or release (~7 min more).
+#   TRAY_REQUIRE_APPIMAGE  1: fail when the AppImage cannot be made. The bundler downloads
+#                          linuxdeploy from GitHub; without that access the AppImage is skipped
+#                          with a message (the .deb is always required).
+#   TRAY_SKIP_INSTALL      1: skip the dpkg -i test (it installs the package system-wide, then
+#                          removes it; needs root or sudo).
+# Artifacts (screenshot, bundles, logs, timings): <repo>/target/ci-artifacts/tray.
+set -euo pipefail
+
+REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$REPO"
+export CARGO_TARGET_DIR="${TRAY_TARGET_DIR:-$REPO/target/tray}"
+export CARGO_TERM_COLOR=never
+ART="$REPO/target/ci-artifacts/tray"
+PROFILE="${TRAY_BUNDLE_PROFILE:-debug}"
+SUDO=""
+if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
+mkdir -p "$ART"
+TIMINGS="$ART/timings.txt"
+: > "$TIMINGS"
+
+# Runs a step and records its wall time.
+step() {
+  local name="$1"
+  shift
+  echo "== tray: $name" >&2
+  local start=$SECONDS
+  "$@"
+  echo "$name: $((SECONDS - start)) s" | tee -a "$TIMINGS" >&2
+}
+
+PIDS=()
+cleanup() {
+  local pid
+  for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+}
+trap cleanup EXIT
+
+step "apt packages" "$REPO/scripts/install-tray-deps.sh"
+[[ -f ui/dist/index.html ]] || { echo "tray: ui/dist is missing; run scripts/build-ui.sh" >&2; exit 1; }
+
+# The Tauri CLI (prebuilt binary from npm: no tauri-cli compile) and tauri-driver (cargo
+# install, cached in .cache/tauri-driver).
+step "tauri cli (npm)" bash -c 'cd src-tauri && { [[ -x node_modules/.bin/tauri ]] || npm ci --no-audit --no-fund >&2; }'
+TAURI_CLI="$REPO/src-tauri/node_modules/.bin/tauri"
+DRIVER_ROOT="${TAURI_DRIVER_ROOT:-$REPO/.cache/tauri-driver}"
+if [[ ! -x "$DRIVER_ROOT/bin/tauri-driver" ]]; then
+  # Its own target dir: it shares no features with the app.
+  step "tauri-driver (cargo install)" env CARGO_TARGET_DIR="$DRIVER_ROOT/target" \
+    cargo install --locked --quiet tauri-driver --version 2.1.0 --root "$DRIVER_ROOT"
+  rm -rf "$DRIVER_ROOT/target"
+fi
+
+# One build of every target with one package selection, so test and clippy rebuild nothing
+# they do not have to.
+step "cargo build (app + tests)" cargo build --locked -p metaclaw-app --all-targets
+step "cargo test (unit + mock runtime)" cargo test --locked -p metaclaw-app
+step "clippy" cargo clippy --locked -p metaclaw-app --all-targets -- -D warnings
+
+# End to end under Xvfb and a private session bus (the tray exports its StatusNotifierItem and
+# dbusmenu there; no tray host is needed).
+e2e() {
+  local display=":$((90 + RANDOM % 9))"
+  Xvfb "$display" -screen 0 1280x800x24 -nolisten tcp >"$ART/xvfb.log" 2>&1 &
+  local xvfb=$!
+  PIDS+=("$xvfb")
+  for _ in $(seq 50); do xdpyinfo -display "$display" >/dev/null 2>&1 && break; sleep 0.1; done
+  local rc=0
+  DISPLAY="$display" TRAY_APP="$CARGO_TARGET_DIR/debug/metaclaw-app" TAURI_DRIVER="$DRIVER_ROOT/bin/tauri-driver" \
+    ARTIFACTS="$ART" dbus-run-session -- node src-tauri/e2e/tray-e2e.mjs || rc=$?
+  kill "$xvfb" 2>/dev/null || true
+  wait "$xvfb" 2>/dev/null || true
+  return $rc
+}
+step "e2e (Xvfb, WebDriver, D-Bus tray)" e2e
+
+# Bundles through the Tauri CLI, from the repository root (where tauri.conf.json and the
+# package manifest are). `-p metaclaw-app` goes to cargo: the root is also the workspace, whose
+# default members do not include the app.
+bundle() {
+  local flag=()
+  [[ "$PROFILE" == debug ]] && flag=(--debug)
+  "$TAURI_CLI" build "${flag[@]}" --ci --bundles deb -- -p metaclaw-app --locked
+  local out="$CARGO_TARGET_DIR/$PROFILE/bundle"
+  cp "$out"/deb/*.deb "$ART/"
+  if "$TAURI_CLI" build "${flag[@]}" --ci --bundles appimage -- -p metaclaw-app --locked >"$ART/appimage.log" 2>&1; then
+    cp "$out"/appimage/*.AppImage "$ART/"
+  elif [[ "${TRAY_REQUIRE_APPIMAGE:-0}" == 1 ]]; then
+    cat "$ART/appimage.log" >&2
+    return 1
+  else
+    echo "tray: AppImage not built (the bundler fetches linuxdeploy from GitHub); see $ART/appimage.log" >&2
+    tail -3 "$ART/appimage.log" >&2
+  fi
+  # The CLI may touch Cargo.toml's tauri features to match tauri.conf.json; it must not.
+  git diff --exit-code -- Cargo.toml >/dev/null || { echo "tray: tauri build changed Cargo.toml" >&2; return 1; }
+  ls -l "$ART"/*.deb "$ART"/*.AppImage 2>/dev/null >&2 || true
+}
+step "bundle ($PROFILE)" bundle
+
+# The .deb on this machine: dpkg -i, a menu entry, a headless start that serves /healthz,
+# SIGTERM -> clean exit; then removed again.
+install_test() {
+  local deb
+  deb="$(ls "$ART"/*.deb | head -1)"
+  dpkg-deb --info "$deb" | tee "$ART/deb-info.txt" >&2
+  dpkg-deb --contents "$deb" > "$ART/deb-contents.txt"
+  local pkg
+  pkg="$(dpkg-deb --field "$deb" Package)"
+  $SUDO dpkg -i "$deb"
+  local rc=0
+  (
+    set -e
+    desktop=$(dpkg -L "$pkg" | grep '^/usr/share/applications/.*\.desktop$')
+    desktop-file-validate "$desktop"
+    grep -q '^Exec=metaclaw-app' "$desktop"
+    dpkg -L "$pkg" | grep -q '^/usr/share/icons/hicolor/.*/apps/metaclaw-app.png$'
+    home="$(mktemp -d)"
+    port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+    printf 'claw_type: none\nproxy:\n  port: %s\n' "$port" > "$home/config.yaml"
+    display=":$((80 + RANDOM % 9))"
+    Xvfb "$display" -screen 0 1024x768x24 -nolisten tcp >/dev/null 2>&1 &
+    xvfb=$!
+    sleep 1
+    DISPLAY="$display" METACLAW_HOME="$home" dbus-run-session -- /usr/bin/metaclaw-app --hidden \
+      >"$ART/installed-app.log" 2>&1 &
+    app=$!
+    ok=0
+    for _ in $(seq 100); do
+      curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && { ok=1; break; }
+      sleep 0.2
+    done
+    # A second start on the same home is refused with a clear message.
+    second=0
+    METACLAW_HOME="$home" timeout 20 /usr/bin/metaclaw-app 2>"$ART/second-start.log" || second=$?
+    pid=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["pid"])' "$home/daemon.json")
+    kill -TERM "$pid"
+    wait "$app"
+    kill "$xvfb" 2>/dev/null || true
+    [[ $ok == 1 ]] || { echo "installed app did not answer /healthz"; cat "$ART/installed-app.log"; exit 1; }
+    [[ $second == 1 ]] && grep -q "already running" "$ART/second-start.log" \
+      || { echo "second start: rc $second"; cat "$ART/second-start.log"; exit 1; }
+    [[ ! -e "$home/daemon.json" ]] || { echo "daemon.json left behind"; exit 1; }
+    rm -rf "$home"
+    echo "installed app: menu entry $desktop, /healthz ok, second start refused, clean SIGTERM exit"
+  ) || rc=$?
+  $SUDO dpkg -r "$pkg" >/dev/null
+  return $rc
+}
+if [[ "${TRAY_SKIP_INSTALL:-0}" != 1 ]]; then
+  step "deb install test" install_test
+fi
+
+du -sh "$CARGO_TARGET_DIR" | sed 's/^/target dir: /' | tee -a "$TIMINGS" >&2
+echo "tray: all passed; artifacts in $ART" >&2
+cat "$TIMINGS" >&2

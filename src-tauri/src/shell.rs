@@ -1,0 +1,361 @@
+//! The desktop app: the core started in-process on Tauri's tokio runtime, the tray icon, the
+//! dashboard window and desktop notifications.
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use metaclaw_config::Home;
+use metaclaw_core::control::Control;
+use metaclaw_core::instance::{InstanceError, InstanceKind, InstanceLock, InstanceState};
+use metaclaw_core::{CoreOptions, RunningCore};
+use tauri::tray::TrayIconBuilder;
+use tauri::webview::PageLoadEvent;
+use tauri::{AppHandle, Manager, RunEvent, Runtime, WebviewUrl, WebviewWindowBuilder, WindowEvent};
+
+use crate::autostart::{Autostart, HIDDEN_ARG};
+use crate::prefs::Prefs;
+use crate::tray::{Dashboard, Notifier, Tray, TrayParts, id};
+
+const WINDOW: &str = "main";
+
+/// Desktop notifications over D-Bus (org.freedesktop.Notifications). Sent off the UI thread:
+/// the call blocks until the notification server answers.
+struct DesktopNotifier;
+
+impl Notifier for DesktopNotifier {
+    fn notify(&self, title: &str, body: &str) {
+        let (title, body) = (title.to_owned(), body.to_owned());
+        tauri::async_runtime::spawn_blocking(move || {
+            if let Err(e) = show_notification(&title, &body) {
+                tracing::warn!("notification not shown ({title}): {e}");
+            }
+        });
+    }
+}
+
+fn show_notification(title: &str, body: &str) -> Result<(), notify_rust::error::Error> {
+    notify_rust::Notification::new()
+        .appname("MetaClaw")
+        .summary(title)
+        .body(body)
+        .icon("metaclaw-app")
+        .show()
+        .map(|_| ())
+}
+
+/// A problem that stops the app before it has a window: said on stderr and, when a
+/// notification server listens, on the desktop (a launch from the menu has no terminal).
+fn fatal(message: &str) -> ! {
+    // Not through tracing as well: that also writes to stderr.
+    eprintln!("metaclaw-app: {message}");
+    let _ = show_notification("MetaClaw did not start", message);
+    std::process::exit(1);
+}
+
+/// The dashboard window: the core's own dashboard over http://127.0.0.1, logged in with a
+/// one-time code, so the window and a browser show the same UI through the same API.
+struct WindowDashboard {
+    control: Control,
+    /// The page to show once the login redirect lands (the login always goes to `/`).
+    page_after_login: Arc<Mutex<Option<String>>>,
+}
+
+fn go_to<R: Runtime>(window: &tauri::WebviewWindow<R>, page: &str) {
+    // Page names are our own constants; nothing user-provided reaches this script.
+    let _ = window.eval(format!("location.hash = '#/{page}'"));
+}
+
+impl<R: Runtime> Dashboard<R> for WindowDashboard {
+    fn open(&self, app: &AppHandle<R>, page: Option<&str>) {
+        if let Some(window) = app.get_webview_window(WINDOW) {
+            if let Some(page) = page {
+                go_to(&window, page);
+            }
+            let _ = window.unminimize();
+            let _ = window.show();
+            let _ = window.set_focus();
+            return;
+        }
+        *self
+            .page_after_login
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = page.map(str::to_owned);
+        let (app, control, after) = (
+            app.clone(),
+            self.control.clone(),
+            self.page_after_login.clone(),
+        );
+        tauri::async_runtime::spawn(async move {
+            let url = match control.dashboard_login_url().await {
+                Ok(u) => u,
+                Err(e) => {
+                    tracing::warn!("dashboard: {e}");
+                    return;
+                }
+            };
+            let Ok(url) = url.parse::<tauri::Url>() else {
+                return;
+            };
+            let built = WebviewWindowBuilder::new(&app, WINDOW, WebviewUrl::External(url))
+                .title("MetaClaw")
+                .inner_size(1100.0, 760.0)
+                .on_page_load(move |window, payload| {
+                    if payload.event() == PageLoadEvent::Finished
+                        && payload.url().path() == "/"
+                        && let Some(page) = after.lock().unwrap_or_else(|e| e.into_inner()).take()
+                    {
+                        go_to(&window, &page);
+                    }
+                })
+                .build();
+            match built {
+                Ok(window) => {
+                    // Closing the window keeps the app in the tray.
+                    let w = window.clone();
+                    window.on_window_event(move |event| {
+                        if let WindowEvent::CloseRequested { api, .. } = event {
+                            api.prevent_close();
+                            let _ = w.hide();
+                        }
+                    });
+                }
+                Err(e) => tracing::warn!("dashboard window: {e}"),
+            }
+        });
+    }
+}
+
+/// The D-Bus name of the single-instance plugin, per home directory: two homes may run side
+/// by side (as the lock allows), a second launch on the same home focuses the first.
+fn single_instance_id(identifier: &str, home: &Path) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in home.as_os_str().as_bytes() {
+        h = (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{identifier}.h{h:016x}")
+}
+
+/// Held as Tauri state until exit, when the core is shut down and the lock released.
+struct Running {
+    core: Mutex<Option<RunningCore>>,
+    lock: InstanceLock,
+}
+
+fn init_tracing() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("METACLAW_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+}
+
+pub fn main() {
+    init_tracing();
+    let hidden = std::env::args().any(|a| a == HIDDEN_ARG);
+    let home = Home::from_env().unwrap_or_else(|e| fatal(&e.to_string()));
+    home.ensure().unwrap_or_else(|e| fatal(&e.to_string()));
+    // Taken before anything starts. If the daemon holds it, say so now. If another tray app
+    // does, the single-instance plugin hands this launch over to it (it shows its window).
+    let has_display = ["DISPLAY", "WAYLAND_DISPLAY"]
+        .iter()
+        .any(|v| std::env::var_os(v).is_some_and(|d| !d.is_empty()));
+    let lock = match InstanceLock::acquire(&home) {
+        Err(InstanceError::AlreadyRunning {
+            state: Some(ref s), ..
+        }) if s.kind == InstanceKind::Tray && has_display => None,
+        Err(e) => fatal(&e.to_string()),
+        Ok(lock) => Some(lock),
+    };
+    let loaded =
+        metaclaw_config::load(&home.config_path()).unwrap_or_else(|e| fatal(&e.to_string()));
+    for w in &loaded.warnings {
+        tracing::warn!("config: {w}");
+    }
+    let config = loaded.config;
+    let context = tauri::generate_context!();
+    let bus_id = single_instance_id(&context.config().identifier, home.root());
+
+    let app = tauri::Builder::default()
+        .plugin(
+            tauri_plugin_single_instance::Builder::new()
+                .dbus_id(bus_id)
+                .callback(|app, _argv, _cwd| {
+                    if let Some(tray) = app.try_state::<Arc<Tray<tauri::Wry>>>() {
+                        tray.handle_menu(app, id::OPEN);
+                    }
+                })
+                .build(),
+        )
+        .setup(move |app| {
+            // Reaching here with no lock means the other tray app was not reachable over
+            // D-Bus (no session bus): refuse rather than run twice on one home.
+            let lock = match lock {
+                Some(lock) => lock,
+                None => fatal(
+                    &InstanceLock::acquire(&home)
+                        .err()
+                        .map_or_else(|| "MetaClaw is already running".into(), |e| e.to_string()),
+                ),
+            };
+            let mode = config.mode.as_str().to_owned();
+            let host = config.proxy.host.clone();
+            let wire_config = config.clone();
+            let core = tauri::async_runtime::block_on(metaclaw_core::start(CoreOptions::new(
+                home.clone(),
+                config,
+            )))
+            .unwrap_or_else(|e| fatal(&e.to_string()));
+            // Point the agent at the proxy, as `metaclaw start` does; off the UI thread, since
+            // it runs the agent's own CLI.
+            let (wire_home, port) = (home.clone(), core.addr().port());
+            tauri::async_runtime::spawn_blocking(move || {
+                for line in metaclaw_core::wiring::wire(&wire_config, &wire_home, port).lines {
+                    tracing::info!("wiring: {line}");
+                }
+            });
+            lock.write_state(&InstanceState {
+                pid: std::process::id(),
+                host,
+                port: core.addr().port(),
+                mode,
+                started_at: chrono::Utc::now(),
+                version: env!("CARGO_PKG_VERSION").to_owned(),
+                kind: InstanceKind::Tray,
+            })?;
+            let control = core.control(&home);
+            let tray = Tray::new(
+                app.handle(),
+                TrayParts {
+                    control: control.clone(),
+                    prefs_path: Prefs::path(home.root()),
+                    autostart: Autostart::for_current_user(),
+                    notifier: Arc::new(DesktopNotifier),
+                    dashboard: Arc::new(WindowDashboard {
+                        control,
+                        page_after_login: Arc::default(),
+                    }),
+                },
+            )?;
+            let icon = TrayIconBuilder::with_id("metaclaw")
+                .icon(crate::tray::icon(tray.activity()))
+                .tooltip(tray.tooltip())
+                .menu(&tray.items.menu)
+                .on_menu_event(|app, event| {
+                    if let Some(tray) = app.try_state::<Arc<Tray<tauri::Wry>>>() {
+                        tray.handle_menu(app, event.id().as_ref());
+                    }
+                })
+                .build(app.handle())?;
+            tray.attach_icon(icon);
+            app.manage(tray.clone());
+
+            let mut events = core.events();
+            let t = tray.clone();
+            tauri::async_runtime::spawn(async move {
+                use tokio::sync::broadcast::error::RecvError;
+                loop {
+                    match events.recv().await {
+                        Ok(event) => t.on_event(&event),
+                        Err(RecvError::Lagged(_)) => t.refresh(),
+                        Err(RecvError::Closed) => return,
+                    }
+                }
+            });
+            let t = tray.clone();
+            tauri::async_runtime::spawn(async move {
+                let mut tick = tokio::time::interval(Duration::from_secs(5));
+                loop {
+                    tick.tick().await;
+                    t.poll();
+                }
+            });
+            let handle = app.handle().clone();
+            tauri::async_runtime::spawn(async move {
+                wait_for_signal().await;
+                tracing::info!("signal received, quitting");
+                handle.exit(0);
+            });
+            tracing::info!(addr = %core.addr(), "MetaClaw tray app running");
+            app.manage(Running {
+                core: Mutex::new(Some(core)),
+                lock,
+            });
+            if !hidden {
+                tray.handle_menu(app.handle(), id::OPEN);
+            }
+            Ok(())
+        })
+        .build(context)
+        .unwrap_or_else(|e| fatal(&format!("could not start the desktop app: {e}")));
+
+    app.run(|app, event| match event {
+        // The last window closed (or none was open): the tray keeps running.
+        RunEvent::ExitRequested {
+            code: None, api, ..
+        } => api.prevent_exit(),
+        RunEvent::Exit => shut_down(app),
+        _ => {}
+    });
+}
+
+/// Stop the core cleanly (in-flight turns are committed), then drop the lock.
+fn shut_down<R: Runtime>(app: &AppHandle<R>) {
+    let Some(running) = app.try_state::<Running>() else {
+        return;
+    };
+    let core = running
+        .core
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .take();
+    if let Some(core) = core {
+        let done = tauri::async_runtime::block_on(async {
+            tokio::time::timeout(Duration::from_secs(10), core.shutdown()).await
+        });
+        match done {
+            Ok(Ok(())) => tracing::info!("core stopped"),
+            Ok(Err(e)) => tracing::warn!("core stopped with an error: {e}"),
+            Err(_) => tracing::warn!("core did not stop within 10 s"),
+        }
+    }
+    running.lock.clear_state();
+}
+
+async fn wait_for_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut term), Ok(mut int)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) else {
+        std::future::pending::<()>().await;
+        return;
+    };
+    tokio::select! {
+        _ = term.recv() => {}
+        _ = int.recv() => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn single_instance_names_differ_per_home_and_are_valid_bus_names() {
+        let a = single_instance_id("dev.metaclaw.desktop", Path::new("/home/a/.metaclaw"));
+        let b = single_instance_id("dev.metaclaw.desktop", Path::new("/home/b/.metaclaw"));
+        assert_ne!(a, b);
+        for name in [a, b] {
+            assert!(name.split('.').all(|part| {
+                !part.is_empty()
+                    && !part.starts_with(|c: char| c.is_ascii_digit())
+                    && part
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+            }));
+        }
+    }
+}
