@@ -50,7 +50,9 @@ step "apt packages" "$REPO/scripts/install-tray-deps.sh"
 
 # The Tauri CLI (prebuilt binary from npm: no tauri-cli compile) and tauri-driver (cargo
 # install, cached in .cache/tauri-driver).
-step "tauri cli (npm)" bash -c 'cd src-tauri && { [[ -x node_modules/.bin/tauri ]] || npm ci --no-audit --no-fund >&2; }'
+# `npm install`, not `npm ci`: the lock lists only the Linux x64 binary (the registry mirror
+# serves no other platform's optional package), and `npm ci` refuses a lock without them.
+step "tauri cli (npm)" bash -c 'cd src-tauri && { [[ -x node_modules/.bin/tauri ]] || npm install --no-audit --no-fund >&2; }'
 TAURI_CLI="$REPO/src-tauri/node_modules/.bin/tauri"
 DRIVER_ROOT="${TAURI_DRIVER_ROOT:-$REPO/.cache/tauri-driver}"
 if [[ ! -x "$DRIVER_ROOT/bin/tauri-driver" ]]; then

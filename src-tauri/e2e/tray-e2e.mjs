@@ -67,6 +67,9 @@ writeFileSync(
     "  model: Qwen/Qwen3-4B",
     "  api_key: tk-e2e",
     "  prm_api_key: sk-e2e",
+    // Nothing may leave the machine: a closed local port, a tokenizer path that does not exist.
+    "  base_url: http://127.0.0.1:9",
+    "  tokenizer_path: /nonexistent/tokenizer.json",
     "opd:",
     "  enabled: true",
     "",

@@ -116,7 +116,9 @@ impl Fixture {
     }
 }
 
-const READY: &str = "rl:\n  model: Qwen/Qwen3-4B\n  api_key: tk-test\n  prm_api_key: sk-prm\n";
+// Complete RL settings that never leave the machine: a closed local port and a tokenizer
+// path that does not exist, so the RL service fails fast instead of reaching a hub or Tinker.
+const READY: &str = "rl:\n  model: Qwen/Qwen3-4B\n  api_key: tk-test\n  prm_api_key: sk-prm\n  base_url: http://127.0.0.1:9\n  tokenizer_path: /nonexistent/tokenizer.json\n";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn menu_starts_from_the_config() {
@@ -144,13 +146,13 @@ async fn mode_needs_rl_settings_and_says_what_is_missing() {
     let notices = f.notices();
     assert_eq!(notices.len(), 1);
     assert_eq!(notices[0].0, "RL cannot start yet");
-    for key in ["rl.model", "rl.api_key", "rl.prm_url"] {
+    for key in ["rl.model", "rl.api_key"] {
         assert!(notices[0].1.contains(key), "{}", notices[0].1);
     }
     assert!(f.tray.tooltip().contains("RL not ready: set rl.model"));
     assert_eq!(
         f.tray.items.last_event.text().unwrap(),
-        "Last event: RL not ready: set rl.model, rl.api_key, rl.prm_url"
+        "Last event: RL not ready: set rl.model, rl.api_key"
     );
     f.stop().await;
 }

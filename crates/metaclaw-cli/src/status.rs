@@ -52,7 +52,10 @@ pub fn run(home: &Home, args: &StatusArgs) -> Result<()> {
         "skills": evolution,
         "rl": rl.clone().unwrap_or_else(|| json!({
             "phase": "off",
-            "missing": metaclaw_rl::readiness::missing(&config),
+            "missing": metaclaw_rl::readiness::missing(&config)
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>(),
             "warnings": metaclaw_rl::readiness::warnings(&config),
         })),
     });

@@ -26,13 +26,7 @@ pub enum ControlError {
     Login(String),
 }
 
-/// One setting RL still needs, with the keys that would provide it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Missing {
-    pub what: &'static str,
-    pub keys: &'static [&'static str],
-    pub hint: &'static str,
-}
+pub use metaclaw_rl::readiness::Missing;
 
 /// Whether RL can run with the current settings, and if not, why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -53,52 +47,18 @@ impl std::fmt::Display for RlReadiness {
         }
         f.write_str("RL cannot start yet:")?;
         for m in &self.missing {
-            write!(f, "\n- {} ({}): {}", m.what, m.keys.join(" or "), m.hint)?;
+            write!(f, "\n- {m}")?;
         }
         Ok(())
     }
 }
 
-fn set(s: &str) -> bool {
-    !s.trim().is_empty()
-}
-
-/// What RL still needs. `rated_turns` is how many turns carry the user's thumbs up/down: with
-/// no PRM judge, those ratings are the reward, so at least one is required.
-pub fn rl_readiness(config: &Config, rated_turns: u64) -> RlReadiness {
-    let rl = &config.rl;
-    let mut missing = Vec::new();
-    if !set(&rl.model) {
-        missing.push(Missing {
-            what: "the base model to train",
-            keys: &["rl.model"],
-            hint: "e.g. Qwen/Qwen3-4B",
-        });
+/// What RL still needs (the same list the daemon's status shows). A missing judge is not
+/// on it: rated turns reward too, and the status says that only those will train.
+pub fn rl_readiness(config: &Config) -> RlReadiness {
+    RlReadiness {
+        missing: metaclaw_rl::readiness::missing(config),
     }
-    // The endpoint has a default (Tinker's public service); the key has none.
-    if !set(&rl.api_key) && !set(&rl.tinker_api_key) {
-        missing.push(Missing {
-            what: "a Tinker API key",
-            keys: &["rl.api_key", "rl.tinker_api_key"],
-            hint: "set it, and rl.base_url if you do not use Tinker's default endpoint",
-        });
-    }
-    let prm = set(&rl.prm_url) && set(&rl.prm_model) && set(&rl.prm_api_key);
-    if !prm && rated_turns == 0 {
-        missing.push(Missing {
-            what: "a reward source",
-            keys: &["rl.prm_url", "rl.prm_model", "rl.prm_api_key"],
-            hint: "configure a PRM judge (URL, model and key), or rate turns thumbs up/down in the dashboard",
-        });
-    }
-    if config.opd.enabled && !(set(&config.opd.teacher_url) && set(&config.opd.teacher_model)) {
-        missing.push(Missing {
-            what: "the OPD teacher (OPD is on)",
-            keys: &["opd.teacher_url", "opd.teacher_model"],
-            hint: "set the teacher endpoint and model, or turn OPD off",
-        });
-    }
-    RlReadiness { missing }
 }
 
 /// What the tray shows at a glance.
@@ -207,19 +167,7 @@ impl Control {
 
     /// What RL still needs with the running configuration.
     pub fn rl_readiness(&self) -> Result<RlReadiness, ControlError> {
-        Ok(rl_readiness(&self.config(), self.rated_turns()?))
-    }
-
-    /// Thumbs on recent sessions' turns (enough to know whether feedback exists at all).
-    fn rated_turns(&self) -> Result<u64, ControlError> {
-        let mut n = 0;
-        for s in self.store.sessions(200)? {
-            n += self.store.feedback_in_session(&s.id)?.len() as u64;
-            if n > 0 {
-                break;
-            }
-        }
-        Ok(n)
+        Ok(rl_readiness(&self.config()))
     }
 
     pub fn pending_proposals(&self) -> Result<usize, ControlError> {
@@ -298,41 +246,38 @@ mod tests {
     }
 
     #[test]
-    fn defaults_miss_model_key_and_reward() {
-        let r = rl_readiness(&Config::default(), 0);
+    fn defaults_miss_model_and_key() {
+        let mut c = Config::default();
+        c.llm.model_id.clear();
+        let r = rl_readiness(&c);
         let keys: Vec<_> = r.missing.iter().map(|m| m.keys[0]).collect();
-        assert_eq!(keys, ["rl.model", "rl.api_key", "rl.prm_url"]);
+        assert_eq!(keys, ["rl.model", "rl.api_key"]);
         let text = r.to_string();
         assert!(text.contains("rl.api_key or rl.tinker_api_key"), "{text}");
-        assert!(text.contains("thumbs up/down"), "{text}");
     }
 
     #[test]
     fn complete_settings_are_ready_and_legacy_keys_count() {
-        assert!(rl_readiness(&ready_config(), 0).is_ready());
+        assert!(rl_readiness(&ready_config()).is_ready());
         let mut c = ready_config();
         c.rl.api_key.clear();
         c.rl.tinker_api_key = "tk-legacy".into();
-        assert!(rl_readiness(&c, 0).is_ready());
-    }
-
-    #[test]
-    fn feedback_replaces_the_prm_as_reward() {
-        let mut c = ready_config();
-        c.rl.prm_api_key.clear();
-        assert!(!rl_readiness(&c, 0).is_ready());
-        assert!(rl_readiness(&c, 3).is_ready());
+        assert!(rl_readiness(&c).is_ready());
+        // A local Tinker-compatible server needs no key.
+        c.rl.tinker_api_key.clear();
+        c.rl.base_url = "http://127.0.0.1:18777".into();
+        assert!(rl_readiness(&c).is_ready());
     }
 
     #[test]
     fn opd_on_needs_a_teacher() {
         let mut c = ready_config();
         c.opd.enabled = true;
-        let r = rl_readiness(&c, 0);
+        let r = rl_readiness(&c);
         assert_eq!(r.missing.len(), 1);
         assert_eq!(r.missing[0].keys, ["opd.teacher_url", "opd.teacher_model"]);
         c.opd.teacher_url = "http://127.0.0.1:9/v1".into();
         c.opd.teacher_model = "teacher".into();
-        assert!(rl_readiness(&c, 0).is_ready());
+        assert!(rl_readiness(&c).is_ready());
     }
 }

@@ -68,27 +68,51 @@ pub fn reward_sources(c: &Config) -> RewardSources {
     }
 }
 
-/// Settings RL needs that are missing, each naming the key to set. Empty = ready.
-pub fn missing(c: &Config) -> Vec<String> {
+/// One setting RL needs, with the keys that provide it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Missing {
+    pub what: &'static str,
+    pub keys: &'static [&'static str],
+    pub hint: &'static str,
+}
+
+impl std::fmt::Display for Missing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} ({}): {}",
+            self.what,
+            self.keys.join(" or "),
+            self.hint
+        )
+    }
+}
+
+/// Settings RL needs that are missing. Empty = RL can start. The daemon's status, the CLI
+/// and the tray's "Enable RL" all explain with this one list.
+pub fn missing(c: &Config) -> Vec<Missing> {
     let mut out = Vec::new();
     if model(c).is_none() {
-        out.push("rl.model: the base model to train (e.g. Qwen/Qwen3-4B-Instruct-2507)".into());
+        out.push(Missing {
+            what: "the base model to train",
+            keys: &["rl.model"],
+            hint: "e.g. Qwen/Qwen3-4B-Instruct-2507",
+        });
     }
     let ep = endpoint(c);
     if ep.base_url == TINKER_CLOUD && ep.api_key.is_empty() {
-        out.push(
-            "rl.api_key: a Tinker API key (tml-…), or rl.base_url for a Tinker-compatible \
-             server such as SkyRL"
-                .into(),
-        );
+        out.push(Missing {
+            what: "a Tinker API key",
+            keys: &["rl.api_key", "rl.tinker_api_key"],
+            hint: "a tml-… key, or rl.base_url for a Tinker-compatible server such as SkyRL",
+        });
     }
-    if c.opd.enabled {
-        if c.opd.teacher_url.is_empty() {
-            out.push("opd.teacher_url: the teacher's OpenAI-compatible /v1 URL (OPD is on)".into());
-        }
-        if c.opd.teacher_model.is_empty() {
-            out.push("opd.teacher_model: the teacher model's name (OPD is on)".into());
-        }
+    if c.opd.enabled && (c.opd.teacher_url.is_empty() || c.opd.teacher_model.is_empty()) {
+        out.push(Missing {
+            what: "the OPD teacher (OPD is on)",
+            keys: &["opd.teacher_url", "opd.teacher_model"],
+            hint: "the teacher's OpenAI-compatible /v1 URL and model, or turn OPD off",
+        });
     }
     out
 }
@@ -116,12 +140,20 @@ mod tests {
         c.llm.model_id.clear();
         c.rl.model.clear();
         let m = missing(&c);
-        assert!(m.iter().any(|s| s.starts_with("rl.model")), "{m:?}");
+        assert_eq!(m[0].keys, ["rl.model"]);
+        assert!(
+            m[1].to_string().contains("rl.api_key or rl.tinker_api_key"),
+            "{}",
+            m[1]
+        );
         c.rl.model = "Qwen/Qwen3-4B".into();
         c.rl.base_url = "http://127.0.0.1:1".into();
         assert!(missing(&c).is_empty());
         c.opd.enabled = true;
-        assert_eq!(missing(&c).len(), 2);
+        assert_eq!(
+            missing(&c)[0].keys,
+            ["opd.teacher_url", "opd.teacher_model"]
+        );
         assert_eq!(reward_sources(&c), RewardSources::TeacherAndFeedback);
     }
 

@@ -209,9 +209,10 @@ impl RlService {
         let config = self.config();
         let missing = readiness::missing(&config);
         if !missing.is_empty() {
+            let list: Vec<String> = missing.iter().map(ToString::to_string).collect();
             self.set_phase(
                 Phase::Failed,
-                Some(format!("RL needs: {}", missing.join("; "))),
+                Some(format!("RL needs: {}", list.join("; "))),
             );
             return;
         }
@@ -372,7 +373,10 @@ impl RlService {
                 Phase::Off
             },
             message,
-            missing: readiness::missing(&c),
+            missing: readiness::missing(&c)
+                .iter()
+                .map(ToString::to_string)
+                .collect(),
             warnings: readiness::warnings(&c),
             reward_sources: readiness::reward_sources(&c),
             model: readiness::model(&c),
