@@ -89,7 +89,11 @@ pub struct RlService {
     gate: tokio::sync::Mutex<()>,
     wake: Notify,
     teacher_error: std::sync::Mutex<Option<String>>,
+    failed_at: std::sync::Mutex<Option<std::time::Instant>>,
 }
+
+/// How long after a failed start-up (server down, model refused) to try again.
+const START_RETRY: Duration = Duration::from_secs(60);
 
 impl RlService {
     pub fn new(parts: RlParts) -> Arc<Self> {
@@ -100,6 +104,7 @@ impl RlService {
             gate: tokio::sync::Mutex::new(()),
             wake: Notify::new(),
             teacher_error: std::sync::Mutex::new(None),
+            failed_at: std::sync::Mutex::new(None),
         })
     }
 
@@ -108,7 +113,12 @@ impl RlService {
     }
 
     fn set_phase(&self, phase: Phase, message: Option<String>) {
+        *self.lock_failed_at() = (phase == Phase::Failed).then(std::time::Instant::now);
         *self.phase.lock().unwrap_or_else(|e| e.into_inner()) = (phase, message);
+    }
+
+    fn lock_failed_at(&self) -> std::sync::MutexGuard<'_, Option<std::time::Instant>> {
+        self.failed_at.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     fn phase(&self) -> (Phase, Option<String>) {
@@ -155,7 +165,18 @@ impl RlService {
             return Ok(());
         }
         if self.running.load().is_none() {
-            if self.phase().0 == Phase::Off {
+            let retry = match self.phase().0 {
+                Phase::Off => true,
+                // A server that was down may be back; settings problems wait for a change.
+                Phase::Failed => {
+                    readiness::missing(&config).is_empty()
+                        && self
+                            .lock_failed_at()
+                            .is_some_and(|t| t.elapsed() >= START_RETRY)
+                }
+                Phase::Starting | Phase::Serving => false,
+            };
+            if retry {
                 self.start().await;
             }
             return Ok(());
@@ -174,9 +195,15 @@ impl RlService {
             }
             let outcome = if config.mode == Mode::Auto {
                 let scheduler = self.parts.scheduler.clone();
+                // Wait one poll at most, so scoring and mode switches keep going while the
+                // user is around; the next tick asks again.
                 tokio::select! {
                     _ = cancel.cancelled() => return Ok(()),
-                    _ = scheduler.wait_for_window() => {}
+                    w = tokio::time::timeout(self.parts.poll, scheduler.wait_for_window()) => {
+                        if w.is_err() {
+                            return Ok(());
+                        }
+                    }
                 }
                 scheduler.started();
                 let started = std::time::Instant::now();
