@@ -403,41 +403,47 @@ impl Trainer {
             .map(|c| c.path))
     }
 
-    /// Whether a step has something to train on.
+    /// Whether a step has something to train on. Cheap: counts, no token data.
     pub fn has_batch(&self) -> Result<bool, RlError> {
-        Ok(self.unsaved.load(Ordering::Relaxed) || !self.batch(false)?.is_empty())
+        if self.unsaved.load(Ordering::Relaxed) {
+            return Ok(true);
+        }
+        if self
+            .store
+            .sample_counts()?
+            .get("batched")
+            .copied()
+            .unwrap_or(0)
+            > 0
+        {
+            return Ok(true);
+        }
+        let want = self.settings.batch_size as usize;
+        Ok(self.store.ready_sample_groups(want)?.len() >= want)
     }
 
-    /// The batch to train on: a batch left by a paused or failed step, else ready groups.
+    /// The batch to train on: a batch left by a paused or failed step, else up to
+    /// `batch_size` complete groups (`all`: every complete group, for a manual step).
     fn batch(&self, all: bool) -> Result<Vec<SampleRow>, RlError> {
         let pending = self.store.samples_in_state(SampleState::Batched, 100_000)?;
         if !pending.is_empty() {
             return Ok(pending);
         }
-        let ready = self.store.samples_in_state(SampleState::Ready, 100_000)?;
-        let mut groups: Vec<(String, Vec<SampleRow>)> = Vec::new();
-        for s in ready {
-            match groups.iter_mut().find(|(t, _)| *t == s.turn_id) {
-                Some((_, g)) => g.push(s),
-                None => groups.push((s.turn_id.clone(), vec![s])),
-            }
+        let want = self.settings.batch_size as usize;
+        let groups = self
+            .store
+            .ready_sample_groups(if all { usize::MAX } else { want })?;
+        if !all && groups.len() < want {
+            return Ok(Vec::new());
         }
         let mut out = Vec::new();
-        let mut taken = 0;
-        for (turn, group) in groups {
-            if !all && taken >= self.settings.batch_size {
-                break;
-            }
-            // A group trains only once all its samples are scored.
-            let total = self.store.samples_for_turn(&turn)?.len();
-            if group.len() < total {
-                continue;
-            }
-            out.extend(group);
-            taken += 1;
-        }
-        if !all && taken < self.settings.batch_size {
-            return Ok(Vec::new());
+        for turn in groups {
+            out.extend(
+                self.store
+                    .samples_for_turn(&turn)?
+                    .into_iter()
+                    .filter(|s| s.state == SampleState::Ready),
+            );
         }
         Ok(out)
     }

@@ -248,6 +248,20 @@ pub(crate) fn in_state(
     )
 }
 
+/// Turns whose samples are all scored (some ready, none pending), oldest first: the groups
+/// a training batch can take. Reads no token data.
+pub(crate) fn ready_groups(conn: &Connection, limit: usize) -> Result<Vec<String>> {
+    let ids = conn
+        .prepare_cached(
+            "SELECT turn_id FROM samples GROUP BY turn_id
+             HAVING sum(state = 'ready') > 0 AND sum(state = 'pending') = 0
+             ORDER BY min(id) LIMIT ?1",
+        )?
+        .query_map([i64::try_from(limit).unwrap_or(i64::MAX)], |r| r.get(0))?
+        .collect::<rusqlite::Result<Vec<String>>>()?;
+    Ok(ids)
+}
+
 /// Turns of a session that still have samples waiting for a reward, oldest first.
 pub(crate) fn unscored_turns(conn: &Connection, session_id: &str) -> Result<Vec<String>> {
     let ids = conn

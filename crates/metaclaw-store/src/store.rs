@@ -407,6 +407,12 @@ impl Store {
         samples::in_state(&self.read(), state, limit)
     }
 
+    /// Up to `limit` turns whose samples are all scored (some ready, none pending), oldest
+    /// first; reads no token data.
+    pub fn ready_sample_groups(&self, limit: usize) -> Result<Vec<String>> {
+        samples::ready_groups(&self.read(), limit)
+    }
+
     /// Turns of a session with samples still waiting for a reward, oldest first.
     pub fn unscored_turns(&self, session_id: &str) -> Result<Vec<String>> {
         samples::unscored_turns(&self.read(), session_id)

@@ -597,6 +597,8 @@ fn samples_keep_exact_tokens_and_move_through_states() {
     );
     let ready = store.samples_in_state(SampleState::Ready, 10).unwrap();
     assert_eq!(ready.iter().map(|r| r.id).collect::<Vec<_>>(), [a]);
+    // A group is complete only when none of its samples waits for a reward.
+    assert!(store.ready_sample_groups(10).unwrap().is_empty());
     assert_eq!(ready[0].reward, Some(1.0));
 
     // Batched and trained samples keep the reward they were trained with.
@@ -625,6 +627,12 @@ fn samples_keep_exact_tokens_and_move_through_states() {
         Some(vec![-1.0, -2.0])
     );
     assert_eq!(count(&path, "SELECT count(*) FROM samples"), 3);
+    assert!(
+        store
+            .set_sample_reward("t1", 1, -1.0, RewardSource::Prm)
+            .unwrap()
+    );
+    assert_eq!(store.ready_sample_groups(10).unwrap(), ["t1"]);
 }
 
 #[test]
