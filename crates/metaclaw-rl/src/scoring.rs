@@ -28,35 +28,16 @@ impl Scorer {
 
     /// Scores turns that are due: a later main turn of their session exists, or the session
     /// ended. Polled, so it also catches turns whose samples were stored after the event.
+    /// Without a judge there is nothing to do here: ratings arrive through
+    /// [`Scorer::apply_late_feedback`].
     pub async fn score_due(&self) -> Result<usize, RlError> {
-        let pending = self.store.samples_in_state(SampleState::Pending, 100_000)?;
-        let mut sessions: Vec<String> = Vec::new();
-        for s in &pending {
-            if !sessions.contains(&s.session_id) {
-                sessions.push(s.session_id.clone());
-            }
+        if self.judge.is_none() {
+            return Ok(0);
         }
         let mut scored = 0;
-        for session in sessions {
-            let ended = self
-                .store
-                .session(&session)?
-                .is_some_and(|s| s.ended_at.is_some());
-            let mains: Vec<String> = self
-                .store
-                .turns_in_session(&session)?
-                .into_iter()
-                .filter(|t| t.turn_type == metaclaw_domain::TurnType::Main)
-                .map(|t| t.id)
-                .collect();
-            for turn in self.store.unscored_turns(&session)? {
-                let later = mains
-                    .iter()
-                    .position(|t| *t == turn)
-                    .is_some_and(|i| i + 1 < mains.len());
-                if (ended || later) && self.score_turn(&turn).await? {
-                    scored += 1;
-                }
+        for turn in self.store.turns_due_for_judging()? {
+            if self.score_turn(&turn).await? {
+                scored += 1;
             }
         }
         Ok(scored)
@@ -109,34 +90,21 @@ impl Scorer {
         Ok(any)
     }
 
-    /// Applies feedback given after scoring to samples not trained yet (feedback overrides).
+    /// Applies ratings to served samples not trained yet (feedback overrides the judge).
     pub fn apply_late_feedback(&self) -> Result<usize, RlError> {
         let mut changed = 0;
-        for state in [SampleState::Pending, SampleState::Ready] {
-            for s in self.store.samples_in_state(state, 100_000)? {
-                if s.idx != 0
-                    || matches!(
-                        s.reward_source,
-                        Some(RewardSource::Feedback | RewardSource::Combined)
-                    )
-                {
-                    continue;
-                }
-                let Some(f) = self.store.feedback(&s.turn_id)? else {
-                    continue;
-                };
-                // A pending sample without a judge verdict yet keeps waiting for it when
-                // there is a judge; the rule then combines both.
-                if s.state == SampleState::Pending && self.judge.is_some() {
-                    continue;
-                }
-                let judge = (s.reward_source == Some(RewardSource::Prm))
-                    .then_some(s.reward)
-                    .flatten()
-                    .map(|r| r as i8);
-                if self.apply(&s.turn_id, 0, judge, Some(f.rating))? {
-                    changed += 1;
-                }
+        for s in self.store.rated_samples_without_feedback()? {
+            // A pending sample waits for the judge's verdict when there is a judge; scoring
+            // then combines both.
+            if s.state == SampleState::Pending && self.judge.is_some() {
+                continue;
+            }
+            let judge = (s.reward_source == Some(RewardSource::Prm))
+                .then_some(s.reward)
+                .flatten()
+                .map(|r| r as i8);
+            if self.apply(&s.turn_id, 0, judge, Some(s.rating))? {
+                changed += 1;
             }
         }
         Ok(changed)

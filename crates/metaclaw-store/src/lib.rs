@@ -42,7 +42,7 @@ pub use proposals::{NewProposal, ProposalKind, ProposalRow, ProposalStatus};
 pub use recorder::Recorder;
 pub use retention::PruneReport;
 pub use rewards::{PrmVote, RewardSource, TurnReward};
-pub use samples::{NewSample, SampleRow, SampleState};
+pub use samples::{NewSample, RatedSample, SampleRow, SampleState};
 pub use sessions::SessionRow;
 pub use skills::{SkillStats, SkillSwitches, StateChange};
 pub use store::Store;

@@ -262,16 +262,70 @@ pub(crate) fn ready_groups(conn: &Connection, limit: usize) -> Result<Vec<String
     Ok(ids)
 }
 
-/// Turns of a session that still have samples waiting for a reward, oldest first.
-pub(crate) fn unscored_turns(conn: &Connection, session_id: &str) -> Result<Vec<String>> {
+/// Turns with samples waiting for a reward that are due for judging: a later main turn of
+/// their session is stored, or the session ended. Oldest first; reads no token data.
+pub(crate) fn due_for_judging(conn: &Connection) -> Result<Vec<String>> {
     let ids = conn
         .prepare_cached(
-            "SELECT turn_id FROM samples WHERE session_id = ?1 AND state = 'pending'
-             GROUP BY turn_id ORDER BY min(id)",
+            "SELECT s.turn_id FROM samples s
+             JOIN turns t ON t.id = s.turn_id
+             JOIN sessions se ON se.id = t.session_id
+             WHERE s.state = 'pending'
+               AND (se.ended_at IS NOT NULL OR EXISTS (
+                    SELECT 1 FROM turns later
+                    WHERE later.session_id = t.session_id AND later.turn_type = 'main'
+                      AND later.seq > t.seq))
+             GROUP BY s.turn_id ORDER BY min(s.id)",
         )?
-        .query_map([session_id], |r| r.get(0))?
+        .query_map([], |r| r.get(0))?
         .collect::<rusqlite::Result<Vec<String>>>()?;
     Ok(ids)
+}
+
+/// A served response (idx 0) not trained yet whose turn the user rated, with what decided
+/// its reward so far.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RatedSample {
+    pub turn_id: String,
+    pub rating: i8,
+    pub reward: Option<f64>,
+    pub reward_source: Option<RewardSource>,
+    pub state: SampleState,
+}
+
+/// Rated served samples whose reward does not include the rating yet.
+pub(crate) fn rated_without_feedback(conn: &Connection) -> Result<Vec<RatedSample>> {
+    let raws = conn
+        .prepare_cached(
+            "SELECT s.turn_id, f.rating, s.reward, s.reward_source, s.state
+             FROM samples s JOIN feedback f ON f.turn_id = s.turn_id
+             WHERE s.idx = 0 AND s.state IN ('pending', 'ready')
+               AND (s.reward_source IS NULL OR s.reward_source = 'prm')
+             ORDER BY s.id",
+        )?
+        .query_map([], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, i64>(1)?,
+                r.get::<_, Option<f64>>(2)?,
+                r.get::<_, Option<String>>(3)?,
+                r.get::<_, String>(4)?,
+            ))
+        })?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    raws.into_iter()
+        .map(|(turn_id, rating, reward, source, state)| {
+            Ok(RatedSample {
+                turn_id,
+                rating: i8::try_from(rating).unwrap_or(0),
+                reward,
+                reward_source: source
+                    .map(|s| parse_text("samples.reward_source", &s))
+                    .transpose()?,
+                state: parse_text("samples.state", &state)?,
+            })
+        })
+        .collect()
 }
 
 /// Sets the reward of one sample; a pending sample becomes ready. Samples already in a

@@ -16,7 +16,7 @@ use crate::proposals::{self, NewProposal, ProposalRow, ProposalStatus};
 use crate::recorder::Recorder;
 use crate::retention::{self, PruneReport};
 use crate::rewards::{self, PrmVote, RewardSource, TurnReward};
-use crate::samples::{self, NewSample, SampleRow, SampleState};
+use crate::samples::{self, NewSample, RatedSample, SampleRow, SampleState};
 use crate::sessions::{self, SessionRow};
 use crate::skills::{self, SkillStats, SkillSwitches, StateChange};
 use crate::training::{self, Checkpoint, TrainingStep};
@@ -413,9 +413,15 @@ impl Store {
         samples::ready_groups(&self.read(), limit)
     }
 
-    /// Turns of a session with samples still waiting for a reward, oldest first.
-    pub fn unscored_turns(&self, session_id: &str) -> Result<Vec<String>> {
-        samples::unscored_turns(&self.read(), session_id)
+    /// Turns with samples waiting for a reward whose session has a later main turn or has
+    /// ended, oldest first; reads no token data.
+    pub fn turns_due_for_judging(&self) -> Result<Vec<String>> {
+        samples::due_for_judging(&self.read())
+    }
+
+    /// Rated served samples, not trained yet, whose reward does not include the rating.
+    pub fn rated_samples_without_feedback(&self) -> Result<Vec<RatedSample>> {
+        samples::rated_without_feedback(&self.read())
     }
 
     /// Sets a sample's reward; a pending sample becomes ready. Returns false when the

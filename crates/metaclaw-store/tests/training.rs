@@ -577,7 +577,8 @@ fn samples_keep_exact_tokens_and_move_through_states() {
     assert_eq!(rows[0].prompt_tokens, [1, 2, 3, u32::MAX]);
     assert_eq!(rows[0].response_logprobs, [-0.5, f32::MIN_POSITIVE]);
     assert_eq!(rows[0].state, SampleState::Pending);
-    assert_eq!(store.unscored_turns("s").unwrap(), ["t1", "t2"]);
+    // t2 came after t1 in the same session, so t1 is due for judging; t2 is not yet.
+    assert_eq!(store.turns_due_for_judging().unwrap(), ["t1"]);
 
     // A reward makes a pending sample ready; unknown samples report false.
     assert!(
@@ -652,4 +653,24 @@ fn samples_need_their_turn_and_matching_logprobs() {
     // Samples go with their turn on retention.
     store.prune(at(10)).unwrap();
     assert!(store.samples_for_turn("t1").unwrap().is_empty());
+}
+
+#[test]
+fn turns_come_due_for_judging_once_a_later_main_turn_is_stored() {
+    let (_dir, _path, store) = open();
+    record_turns(&store, &[("t1", at(0))]);
+    store.insert_sample(sample("t1", 0, 0)).unwrap();
+    assert!(store.turns_due_for_judging().unwrap().is_empty());
+    record_turns(&store, &[("t2", at(1))]);
+    store.insert_sample(sample("t2", 0, 0)).unwrap();
+    assert_eq!(store.turns_due_for_judging().unwrap(), ["t1"]);
+
+    // A rating on a served sample is reported until the reward includes it.
+    store.set_feedback("t1", -1, None).unwrap();
+    let rated = store.rated_samples_without_feedback().unwrap();
+    assert_eq!((rated.len(), rated[0].rating), (1, -1));
+    store
+        .set_sample_reward("t1", 0, -1.0, RewardSource::Combined)
+        .unwrap();
+    assert!(store.rated_samples_without_feedback().unwrap().is_empty());
 }
