@@ -29,6 +29,8 @@ pub struct Sampler {
 /// One sampled response of a served turn, exactly as the sampler returned it.
 #[derive(Debug, Clone)]
 pub struct SampledResponse {
+    /// The sequence's position in the sampler's answer: 0 is what the user got.
+    pub idx: u32,
     pub tokens: Vec<u32>,
     pub logprobs: Vec<f32>,
     pub text: String,
@@ -39,7 +41,7 @@ pub struct SampledResponse {
 pub struct Trace {
     pub prompt: Vec<u32>,
     pub sampler: String,
-    /// `responses[0]` is what the user got; the rest are extra samples of the same prompt.
+    /// The sequences that came with logprobs (untrainable ones are left out).
     pub responses: Vec<SampledResponse>,
 }
 
@@ -135,13 +137,19 @@ impl Policy {
             .sample(&prompt, n, &params)
             .await
             .map_err(|e| LocalError::Failed(format!("sampling failed: {e}")))?;
-        let first = out
+        // Each sequence is parsed once: the first answers the user, all of them are samples.
+        let parsed: Vec<ParsedResponse> = out
             .sequences
-            .first()
-            .ok_or_else(|| LocalError::Failed("the sampler returned no sequence".into()))?;
-        let parsed = self.renderer.parse_response(&first.tokens);
+            .iter()
+            .map(|s| self.renderer.parse_response(&s.tokens))
+            .collect();
+        let (Some(first), Some(first_parsed)) = (out.sequences.first(), parsed.first()) else {
+            return Err(LocalError::Failed(
+                "the sampler returned no sequence".into(),
+            ));
+        };
         let completion = completion_json(
-            &parsed,
+            first_parsed,
             request
                 .get("model")
                 .and_then(Value::as_str)
@@ -154,13 +162,16 @@ impl Policy {
             let responses: Vec<SampledResponse> = out
                 .sequences
                 .iter()
-                .filter_map(|s| {
+                .zip(&parsed)
+                .enumerate()
+                .filter_map(|(idx, (s, p))| {
                     let logprobs = s.logprobs.clone().filter(|l| l.len() == s.tokens.len());
                     if logprobs.is_none() {
                         tracing::warn!("sampler returned no per-token logprobs; not trainable");
                     }
                     Some(SampledResponse {
-                        text: response_text(&self.renderer.parse_response(&s.tokens)),
+                        idx: u32::try_from(idx).unwrap_or(u32::MAX),
+                        text: response_text(p),
                         tokens: s.tokens.clone(),
                         logprobs: logprobs?,
                     })

@@ -447,10 +447,10 @@ impl RlService {
                 None => me.parts.store.skill_generation().unwrap_or(0),
             };
             let renderer = running.policy.renderer().clone();
-            for (idx, r) in trace.responses.iter().enumerate() {
+            for r in &trace.responses {
                 let sample = NewSample {
                     turn_id: turn.turn_id.clone(),
-                    idx: u32::try_from(idx).unwrap_or(u32::MAX),
+                    idx: r.idx,
                     session_id: turn.session_id.clone(),
                     created_at: turn.started_at,
                     skill_generation: generation,
