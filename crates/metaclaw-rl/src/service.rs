@@ -10,7 +10,7 @@ use std::time::Duration;
 use arc_swap::ArcSwapOption;
 use metaclaw_config::{Config, Mode, WireFormat};
 use metaclaw_domain::{Event, TurnRecord, TurnStatus, TurnType};
-use metaclaw_proxy::{HookFuture, LocalError, LocalFuture, LocalModel, TurnContext, TurnHook};
+use metaclaw_proxy::{LocalError, LocalFuture, LocalModel, TurnContext, TurnHook};
 use metaclaw_render::{HubConfig, Renderer, RendererKind};
 use metaclaw_scheduler::Scheduler;
 use metaclaw_store::{NewSample, SampleState, Store, TrainingStep};
@@ -84,12 +84,18 @@ struct Running {
 pub struct RlService {
     parts: RlParts,
     running: ArcSwapOption<Running>,
-    phase: std::sync::Mutex<(Phase, Option<String>)>,
+    phase: std::sync::Mutex<PhaseState>,
     /// Serialises start-ups and steps (one trainer at a time).
     gate: tokio::sync::Mutex<()>,
     wake: Notify,
     teacher_error: std::sync::Mutex<Option<String>>,
-    failed_at: std::sync::Mutex<Option<std::time::Instant>>,
+}
+
+struct PhaseState {
+    phase: Phase,
+    message: Option<String>,
+    /// When the phase was entered (a failed start-up is retried after [`START_RETRY`]).
+    since: std::time::Instant,
 }
 
 /// How long after a failed start-up (server down, model refused) to try again.
@@ -100,11 +106,14 @@ impl RlService {
         Arc::new(Self {
             parts,
             running: ArcSwapOption::empty(),
-            phase: std::sync::Mutex::new((Phase::Off, None)),
+            phase: std::sync::Mutex::new(PhaseState {
+                phase: Phase::Off,
+                message: None,
+                since: std::time::Instant::now(),
+            }),
             gate: tokio::sync::Mutex::new(()),
             wake: Notify::new(),
             teacher_error: std::sync::Mutex::new(None),
-            failed_at: std::sync::Mutex::new(None),
         })
     }
 
@@ -112,17 +121,21 @@ impl RlService {
         (self.parts.config)()
     }
 
-    fn set_phase(&self, phase: Phase, message: Option<String>) {
-        *self.lock_failed_at() = (phase == Phase::Failed).then(std::time::Instant::now);
-        *self.phase.lock().unwrap_or_else(|e| e.into_inner()) = (phase, message);
+    fn lock_phase(&self) -> std::sync::MutexGuard<'_, PhaseState> {
+        self.phase.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn lock_failed_at(&self) -> std::sync::MutexGuard<'_, Option<std::time::Instant>> {
-        self.failed_at.lock().unwrap_or_else(|e| e.into_inner())
+    fn set_phase(&self, phase: Phase, message: Option<String>) {
+        *self.lock_phase() = PhaseState {
+            phase,
+            message,
+            since: std::time::Instant::now(),
+        };
     }
 
     fn phase(&self) -> (Phase, Option<String>) {
-        self.phase.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        let state = self.lock_phase();
+        (state.phase, state.message.clone())
     }
 
     /// The policy, when it is serving.
@@ -165,14 +178,15 @@ impl RlService {
             return Ok(());
         }
         if self.running.load().is_none() {
-            let retry = match self.phase().0 {
+            let (phase, since) = {
+                let state = self.lock_phase();
+                (state.phase, state.since)
+            };
+            let retry = match phase {
                 Phase::Off => true,
                 // A server that was down may be back; settings problems wait for a change.
                 Phase::Failed => {
-                    readiness::missing(&config).is_empty()
-                        && self
-                            .lock_failed_at()
-                            .is_some_and(|t| t.elapsed() >= START_RETRY)
+                    readiness::missing(&config).is_empty() && since.elapsed() >= START_RETRY
                 }
                 Phase::Starting | Phase::Serving => false,
             };
@@ -539,14 +553,6 @@ impl LocalModel for RlModel {
 pub struct SampleHook(pub Arc<RlService>);
 
 impl TurnHook for SampleHook {
-    fn before_forward<'a>(
-        &'a self,
-        _ctx: &'a TurnContext,
-        _request: &'a mut metaclaw_proxy::PreparedRequest,
-    ) -> HookFuture<'a> {
-        Box::pin(std::future::ready(()))
-    }
-
     fn after_response(&self, turn: &Arc<TurnRecord>) {
         self.0.record(turn);
     }

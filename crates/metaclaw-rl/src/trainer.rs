@@ -106,7 +106,11 @@ impl Trainer {
             next_step: AtomicU64::new(last + 1),
             unsaved: AtomicBool::new(false),
         });
-        trainer.publish(last).await?;
+        {
+            // Serve the model's current weights before any step.
+            let training = trainer.training.lock().await;
+            trainer.save_and_swap(&training, last, false).await?;
+        }
         Ok(trainer)
     }
 
@@ -120,7 +124,7 @@ impl Trainer {
         let mut training = self.training.lock().await;
         if self.unsaved.load(Ordering::Relaxed) {
             let step = self.next_step.load(Ordering::Relaxed).saturating_sub(1);
-            self.save_and_swap(&training, step).await?;
+            self.save_and_swap(&training, step, true).await?;
             self.unsaved.store(false, Ordering::Relaxed);
         }
         let generation = self.store.skill_generation()?;
@@ -260,7 +264,7 @@ impl Trainer {
             self.record(&row, "paused");
             return Ok(StepOutcome::Paused { step });
         }
-        let sampler = self.save_and_swap(&training, step).await?;
+        let sampler = self.save_and_swap(&training, step, true).await?;
         if step.is_multiple_of(u64::from(self.settings.checkpoint_every.max(1)))
             && !gate.should_pause()
         {
@@ -322,11 +326,18 @@ impl Trainer {
         Ok(loss_of(&out))
     }
 
-    async fn save_and_swap(&self, training: &TrainingClient, step: u64) -> Result<String, RlError> {
-        let name = format!("step-{step:06}");
+    /// Saves the weights for the sampler and swaps the new sampler in. After a step the save
+    /// is named (`step-N`, recorded as a sampler checkpoint); at start-up it is ephemeral.
+    async fn save_and_swap(
+        &self,
+        training: &TrainingClient,
+        step: u64,
+        named: bool,
+    ) -> Result<String, RlError> {
+        let name = named.then(|| format!("step-{step:06}"));
         let weights = tokio::time::timeout(self.settings.save_timeout, async {
             training
-                .save_weights_for_sampler(Some(&name))
+                .save_weights_for_sampler(name.as_deref())
                 .await?
                 .result()
                 .await
@@ -339,7 +350,7 @@ impl Trainer {
             .path
             .clone()
             .unwrap_or_else(|| client.id().to_owned());
-        if let Some(path) = &weights.path {
+        if let (Some(name), Some(path)) = (&name, &weights.path) {
             self.store.record_checkpoint(Checkpoint {
                 name: format!("sampler-{name}"),
                 step,
@@ -354,25 +365,6 @@ impl Trainer {
             step,
         });
         Ok(label)
-    }
-
-    /// Serves the model's current weights (at start-up, before any step).
-    async fn publish(&self, step: u64) -> Result<(), RlError> {
-        let training = self.training.lock().await;
-        let weights = training
-            .save_weights_for_sampler(None)
-            .await
-            .map_err(tinker)?
-            .result()
-            .await
-            .map_err(tinker)?;
-        let client = training.sampling_client(&weights).await.map_err(tinker)?;
-        let name = weights
-            .path
-            .clone()
-            .unwrap_or_else(|| client.id().to_owned());
-        self.policy.swap(Sampler { client, name, step });
-        Ok(())
     }
 
     async fn checkpoint(&self, training: &TrainingClient, step: u64) -> Result<String, RlError> {
