@@ -169,15 +169,7 @@ async fn serve_local(
             futures_util::stream::iter(events.into_iter().map(Ok::<_, std::convert::Infallible>));
         sse_response(Body::from_stream(stream))
     } else {
-        let out = local::whole(client, &completion, &model);
-        guard.on_chunk(&out);
-        guard.complete();
-        let mut r = Response::new(Body::from(out));
-        r.headers_mut().insert(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("application/json"),
-        );
-        r
+        whole_response(guard, local::whole(client, &completion, &model))
     };
     response.headers_mut().extend(ids);
     Ok(response)
@@ -315,6 +307,11 @@ async fn relay_whole(
         })?;
         Bytes::from(translate::response_to_anthropic(&parsed, model).to_string())
     };
+    Ok(whole_response(guard, out))
+}
+
+/// A complete JSON answer: recorded as the turn's response, then sent.
+fn whole_response(mut guard: TurnGuard, out: Bytes) -> Response {
     guard.on_chunk(&out);
     guard.complete();
     let mut response = Response::new(Body::from(out));
@@ -322,7 +319,7 @@ async fn relay_whole(
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/json"),
     );
-    Ok(response)
+    response
 }
 
 fn sse_response(body: Body) -> Response {
