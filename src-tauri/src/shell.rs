@@ -274,7 +274,7 @@ pub fn main() {
             });
             let handle = app.handle().clone();
             tauri::async_runtime::spawn(async move {
-                wait_for_signal().await;
+                metaclaw_core::shutdown_signal().await;
                 tracing::info!("signal received, quitting");
                 handle.exit(0);
             });
@@ -322,21 +322,6 @@ fn shut_down<R: Runtime>(app: &AppHandle<R>) {
         }
     }
     running.lock.clear_state();
-}
-
-async fn wait_for_signal() {
-    use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut term), Ok(mut int)) = (
-        signal(SignalKind::terminate()),
-        signal(SignalKind::interrupt()),
-    ) else {
-        std::future::pending::<()>().await;
-        return;
-    };
-    tokio::select! {
-        _ = term.recv() => {}
-        _ = int.recv() => {}
-    }
 }
 
 #[cfg(test)]

@@ -81,7 +81,7 @@ pub fn run_foreground(home: &Home, args: &StartArgs) -> Result<()> {
         }
         let token = core.shutdown_token();
         tokio::spawn(async move {
-            wait_for_signal().await;
+            metaclaw_core::shutdown_signal().await;
             tracing::info!("shutting down");
             token.cancel();
         });
@@ -89,21 +89,6 @@ pub fn run_foreground(home: &Home, args: &StartArgs) -> Result<()> {
         lock.clear_state();
         result.map_err(anyhow::Error::from)
     })
-}
-
-async fn wait_for_signal() {
-    use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut term), Ok(mut int)) = (
-        signal(SignalKind::terminate()),
-        signal(SignalKind::interrupt()),
-    ) else {
-        std::future::pending::<()>().await;
-        return;
-    };
-    tokio::select! {
-        _ = term.recv() => {}
-        _ = int.recv() => {}
-    }
 }
 
 fn init_tracing() {

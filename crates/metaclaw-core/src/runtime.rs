@@ -375,3 +375,20 @@ async fn prune_loop(store: Arc<Store>, clock: Arc<dyn Clock>, days: u32) {
         }
     }
 }
+
+/// Resolves on SIGTERM or SIGINT: how both hosts (the daemon and the tray app) learn to stop.
+/// Without signal handlers (they could not be installed) it never resolves.
+pub async fn shutdown_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut term), Ok(mut int)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) else {
+        std::future::pending::<()>().await;
+        return;
+    };
+    tokio::select! {
+        _ = term.recv() => {}
+        _ = int.recv() => {}
+    }
+}
