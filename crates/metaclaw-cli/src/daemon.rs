@@ -319,25 +319,34 @@ pub fn stop(home: &Home) -> Result<()> {
     Ok(())
 }
 
-/// A one-time login link for the running daemon's dashboard.
-pub fn dashboard(home: &Home, print_only: bool) -> Result<()> {
+/// The running daemon's base URL and dashboard token, for CLI verbs that call its `/api`.
+/// `start_hint` is the command the error suggests when nothing runs.
+pub fn running_api(home: &Home, start_hint: &str) -> Result<(String, String)> {
     let state = read_state(home)
         .filter(|_| is_running(home))
-        .context("MetaClaw is not running; start it with `metaclaw start`")?;
+        .with_context(|| format!("MetaClaw is not running; start it with `{start_hint}`"))?;
     let token = std::fs::read_to_string(home.dashboard_token_path()).with_context(|| {
         format!(
             "no dashboard token in {}",
             home.dashboard_token_path().display()
         )
     })?;
-    let base = format!("http://127.0.0.1:{}", state.port);
+    Ok((
+        format!("http://127.0.0.1:{}", state.port),
+        token.trim().to_owned(),
+    ))
+}
+
+/// A one-time login link for the running daemon's dashboard.
+pub fn dashboard(home: &Home, print_only: bool) -> Result<()> {
+    let (base, token) = running_api(home, "metaclaw start")?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
     let code: serde_json::Value = runtime.block_on(async {
         reqwest::Client::new()
             .post(format!("{base}/api/login-codes"))
-            .bearer_auth(token.trim())
+            .bearer_auth(&token)
             .send()
             .await?
             .error_for_status()?

@@ -10,16 +10,8 @@ use crate::daemon;
 use crate::output::say;
 
 pub fn run(home: &Home, timeout: u64) -> Result<()> {
-    let state = daemon::read_state(home)
-        .filter(|_| daemon::is_running(home))
-        .context("MetaClaw is not running; start it with `metaclaw start --mode rl`")?;
-    let token = std::fs::read_to_string(home.dashboard_token_path()).with_context(|| {
-        format!(
-            "no dashboard token in {}",
-            home.dashboard_token_path().display()
-        )
-    })?;
-    let url = format!("http://127.0.0.1:{}/api/training/step", state.port);
+    let (base, token) = daemon::running_api(home, "metaclaw start --mode rl")?;
+    let url = format!("{base}/api/training/step");
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
@@ -28,7 +20,7 @@ pub fn run(home: &Home, timeout: u64) -> Result<()> {
             .timeout(Duration::from_secs(timeout))
             .build()?
             .post(&url)
-            .bearer_auth(token.trim())
+            .bearer_auth(&token)
             .send()
             .await
             .with_context(|| format!("no answer from {url} within {timeout} s"))?;
