@@ -67,15 +67,9 @@ pub(crate) fn render_prompt(
             Role::Assistant => {
                 let (reasoning, content) = split_reasoning(m);
                 header(buf, "assistant");
-                let show = thinks(r) && (i > last_query || keep_all);
-                if show && (last || !reasoning.is_empty()) {
-                    think_block(buf, &reasoning);
-                    buf.text(content.trim_start_matches('\n'));
-                } else {
-                    buf.text(&content);
-                }
-                tool_calls(buf, &content, &m.tool_calls);
-                buf.special(IM_END);
+                let show =
+                    thinks(r) && (i > last_query || keep_all) && (last || !reasoning.is_empty());
+                assistant_body(buf, &reasoning, &content, m, show);
                 buf.text("\n");
             }
             Role::Tool => {
@@ -109,13 +103,32 @@ pub(crate) fn render_prompt(
 
 pub(crate) fn render_completion(r: &Renderer, buf: &mut TokenBuf<'_>, m: &ChatMessage) {
     let (reasoning, content) = split_reasoning(m);
-    if thinks(r) && m.reasoning.is_some() {
-        think_block(buf, &reasoning);
+    assistant_body(
+        buf,
+        &reasoning,
+        &content,
+        m,
+        thinks(r) && m.reasoning.is_some(),
+    );
+}
+
+/// An assistant message after its header, through its end token: the think block when
+/// shown, the content, the tool calls. The same in history and in a completion, so a
+/// rendered conversation always extends its prompt.
+fn assistant_body(
+    buf: &mut TokenBuf<'_>,
+    reasoning: &str,
+    content: &str,
+    m: &ChatMessage,
+    show_thinking: bool,
+) {
+    if show_thinking {
+        think_block(buf, reasoning);
         buf.text(content.trim_start_matches('\n'));
     } else {
-        buf.text(&content);
+        buf.text(content);
     }
-    tool_calls(buf, &content, &m.tool_calls);
+    tool_calls(buf, content, &m.tool_calls);
     buf.special(IM_END);
 }
 
