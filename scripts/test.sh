@@ -4,6 +4,14 @@ set -euo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$REPO"
+# One full build gains nothing from incremental artifacts, and they double the disk it needs
+# (set CARGO_INCREMENTAL=1 to keep them while iterating).
+export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
+# A full disk shows up as odd failures far from the cause (npm, linkers, SQLite), so say it first.
+free_gb=$(df -Pk "$REPO" | awk 'NR == 2 { print int($4 / 1048576) }')
+if ((free_gb < 12)); then
+  echo "warning: only ${free_gb} GB free on $(df -P "$REPO" | awk 'NR == 2 { print $6 }'); the suite needs about 12 GB (cargo targets, OpenClaw, the SkyRL venv)" >&2
+fi
 "$REPO/scripts/install-deps.sh"
 
 export CARGO_TERM_COLOR=never
