@@ -6,8 +6,10 @@
 //     with gdbus): Mode ▸ rl is refused while OPD has no teacher (a desktop notification says
 //     why, seen with dbus-monitor), OPD off, then Mode ▸ rl changes the core's mode (its
 //     /api/status, config.yaml, and the dashboard in the window, live);
-//  3. a second launch hands over to the first (single instance) and exits 0;
-//  4. Quit from the tray ends the app with status 0 and removes daemon.json.
+//  3. closing the window (WM_DELETE_WINDOW) hides it and keeps the app and tray; Open
+//     dashboard shows it again;
+//  4. a second launch hands over to the first (single instance) and exits 0;
+//  5. Quit from the tray ends the app with status 0 and removes daemon.json.
 // Plain W3C WebDriver over fetch: no npm dependencies. Only 127.0.0.1; every process started
 // here is stopped here.
 import { spawn, execFileSync } from "node:child_process";
@@ -114,6 +116,15 @@ const api = async (path) => {
   return res.json();
 };
 
+// Sends WM_DELETE_WINDOW (there is no window manager under Xvfb to do it).
+const CLOSE_WINDOW = new URL("./close-window.py", import.meta.url).pathname;
+
+// "IsViewable" or "IsUnMapped", from xwininfo.
+function mapState(win) {
+  const out = execFileSync("xwininfo", ["-id", win], { encoding: "utf8" });
+  return out.match(/Map State: (\w+)/)?.[1];
+}
+
 function gdbus(...args) {
   return execFileSync("gdbus", ["call", "--session", ...args], { encoding: "utf8" });
 }
@@ -216,9 +227,25 @@ try {
   writeFileSync(join(ART, "tray-dashboard.png"), Buffer.from(png, "base64"));
   log(`screenshot ${join(ART, "tray-dashboard.png")}`);
 
+  // Closing the window (what a window manager's close button sends) hides it: the app, its
+  // core and the tray keep running, and Open dashboard shows the same window again.
+  const state = JSON.parse(readFileSync(join(home, "daemon.json"), "utf8"));
+  const win = execFileSync("python3", [CLOSE_WINDOW, "MetaClaw"], { encoding: "utf8" }).trim().split(" ")[0];
+  await until("the window to be hidden", async () => mapState(win) === "IsUnMapped", 5000);
+  await sleep(500);
+  process.kill(state.pid, 0);
+  if ((await api("/api/status")).mode !== "rl") throw new Error("the core stopped answering after the window closed");
+  if (!findTray()) throw new Error("the tray went away with the window");
+  click(tray, "Open dashboard");
+  await until("the window to be shown again", async () => mapState(win) === "IsViewable", 5000);
+  await until("the dashboard in the reopened window", async () => {
+    const el = Object.values(await wd("POST", `/session/${session}/element`, { using: "css selector", value: "[data-testid=overview-mode]" }))[0];
+    return (await wd("GET", `/session/${session}/element/${el}/attribute/data-mode`)) === "rl";
+  }, 10000);
+  log(`closing the window (${win}) hid it; the app and tray kept running; Open dashboard showed it again`);
+
   // A second launch on the same home hands over to the running app (single instance over
   // D-Bus) and exits 0; the first keeps running.
-  const state = JSON.parse(readFileSync(join(home, "daemon.json"), "utf8"));
   t = Date.now();
   execFileSync(APP, [], { env, timeout: 20000, stdio: ["ignore", "ignore", "pipe"] });
   timings.second_launch_s = (Date.now() - t) / 1000;
@@ -226,7 +253,7 @@ try {
   if ((await api("/api/status")).pid !== state.pid) throw new Error("a second app took over");
   log("second launch handed over to the running app and exited 0");
 
-  // 3. Quit from the tray.
+  // Quit from the tray.
   if (state.kind !== "tray" || state.port !== port) throw new Error(`daemon.json: ${JSON.stringify(state)}`);
   click(tray, "Quit");
   await until("the app to exit", async () => {

@@ -3,8 +3,8 @@
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use metaclaw_config::Mode;
-use metaclaw_core::control::{Control, ControlError};
+use metaclaw_config::{Config, Mode};
+use metaclaw_core::control::{Control, ControlError, rl_readiness};
 use metaclaw_domain::Event;
 use tauri::image::Image;
 use tauri::menu::{CheckMenuItem, Menu, MenuItem, PredefinedMenuItem, Submenu};
@@ -327,6 +327,23 @@ impl<R: Runtime> Tray<R> {
         self.refresh();
     }
 
+    /// RL that starts with a caveat (no judge: only rated turns train) says so when it is
+    /// switched on, not only in the status.
+    fn advise_if_training(&self, result: &Result<Arc<Config>, ControlError>) {
+        let Ok(config) = result else { return };
+        if config.mode == Mode::SkillsOnly {
+            return;
+        }
+        let warnings = rl_readiness(config).warnings;
+        if !warnings.is_empty() {
+            self.show(Notice {
+                kind: NoticeKind::Feedback,
+                title: "RL is on, with a caveat".into(),
+                body: warnings.join("\n"),
+            });
+        }
+    }
+
     fn applied(&self, what: &str, result: Result<impl Sized, ControlError>) {
         match result {
             Ok(_) => lock(&self.status).set_last_event(what),
@@ -371,7 +388,9 @@ impl<R: Runtime> Tray<R> {
                     _ => Mode::SkillsOnly,
                 };
                 if mode != config.mode {
-                    self.applied(&format!("mode {mode}"), self.control.set_mode(mode));
+                    let result = self.control.set_mode(mode);
+                    self.advise_if_training(&result);
+                    self.applied(&format!("mode {mode}"), result);
                 }
             }
             id::RL => {
@@ -382,6 +401,7 @@ impl<R: Runtime> Tray<R> {
                     // The settings live in the dashboard: take the user there.
                     self.dashboard.open(app, Some("settings"));
                 }
+                self.advise_if_training(&result);
                 self.applied(what, result);
             }
             id::OPD => {

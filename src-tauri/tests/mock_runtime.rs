@@ -199,9 +199,25 @@ async fn enable_rl_validates_and_opens_the_settings_when_incomplete() {
     assert!(config.rl.enabled);
     assert_eq!(config.mode, Mode::Rl);
     assert!(f.checked(id::RL) && f.checked(id::MODE_RL));
+    assert!(f.notices().is_empty(), "{:?}", f.notices());
     f.click(id::RL);
     assert!(!f.tray.control.config().rl.enabled);
     assert_eq!(f.tray.control.config().mode, Mode::SkillsOnly);
+    f.stop().await;
+
+    // No judge: RL turns on (rated turns still reward) and the user is told what that means,
+    // by Enable RL and by the Mode radio alike.
+    let no_judge = READY.replace("  prm_api_key: sk-prm\n", "");
+    let f = Fixture::new(&no_judge).await;
+    f.click(id::RL);
+    assert!(f.tray.control.config().rl.enabled);
+    let notices = f.notices();
+    assert_eq!(notices.len(), 1, "{notices:?}");
+    assert!(notices[0].1.contains("only turns you rate"), "{notices:?}");
+    f.click(id::MODE_SKILLS_ONLY);
+    f.click(id::MODE_AUTO);
+    assert_eq!(f.tray.control.config().mode, Mode::Auto);
+    assert_eq!(f.notices().len(), 2);
     f.stop().await;
 }
 

@@ -32,6 +32,8 @@ pub use metaclaw_rl::readiness::Missing;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct RlReadiness {
     pub missing: Vec<Missing>,
+    /// Advice that does not block RL (no judge: only rated turns will train).
+    pub warnings: Vec<String>,
 }
 
 impl RlReadiness {
@@ -54,10 +56,11 @@ impl std::fmt::Display for RlReadiness {
 }
 
 /// What RL still needs (the same list the daemon's status shows). A missing judge is not
-/// on it: rated turns reward too, and the status says that only those will train.
+/// on it: rated turns reward too, so it is a warning, as in the status.
 pub fn rl_readiness(config: &Config) -> RlReadiness {
     RlReadiness {
         missing: metaclaw_rl::readiness::missing(config),
+        warnings: metaclaw_rl::readiness::warnings(config),
     }
 }
 
@@ -267,6 +270,16 @@ mod tests {
         c.rl.tinker_api_key.clear();
         c.rl.base_url = "http://127.0.0.1:18777".into();
         assert!(rl_readiness(&c).is_ready());
+    }
+
+    #[test]
+    fn no_judge_warns_but_does_not_block() {
+        assert!(rl_readiness(&ready_config()).warnings.is_empty());
+        let mut c = ready_config();
+        c.rl.prm_api_key.clear();
+        let r = rl_readiness(&c);
+        assert!(r.is_ready());
+        assert!(r.warnings[0].contains("only turns you rate"), "{:?}", r.warnings);
     }
 
     #[test]
