@@ -279,7 +279,11 @@ mod tests {
         c.rl.prm_api_key.clear();
         let r = rl_readiness(&c);
         assert!(r.is_ready());
-        assert!(r.warnings[0].contains("only turns you rate"), "{:?}", r.warnings);
+        assert!(
+            r.warnings[0].contains("only turns you rate"),
+            "{:?}",
+            r.warnings
+        );
     }
 
     #[test]

@@ -1,12 +1,10 @@
 //! Kimi K2 / K2.5: `<|im_system|>`, `<|im_user|>`, `<|im_assistant|>` role tokens, the role
 //! name, `<|im_middle|>`, the content, `<|im_end|>`.
 //!
-//! Tool declarations are the HF K2 template's `tool_declare` system message holding the
-//! OpenAI-shaped tool list as compact JSON (`tojson(separators=(',', ':'))`). Tinker's cookbook
-//! also has a TypeScript-style rendering; we chose JSON because it is what the chat template
-//! on the hub emits (so prompts match `apply_chat_template` and vLLM/SGLang serving of the same
-//! checkpoint), it needs no schema-to-TypeScript translation that could silently drop
-//! constraints, and parsing tool calls does not depend on it.
+//! Tool declarations are a `tool_declare` system message before the system prompt, holding
+//! the tools with their keys sorted, as Kimi's tokenizers write them: K2 as compact JSON, K2.5
+//! as TypeScript types ([`crate::typescript`]), falling back to compact JSON for schemas that
+//! format cannot express (as its `apply_chat_template` does).
 //!
 //! Tool-call ids follow Kimi's `functions.{name}:{index}` convention (index counts calls across
 //! the conversation); other ids (e.g. OpenAI's `call_…`) are rewritten to it when rendering and
@@ -15,10 +13,11 @@
 
 use std::collections::HashMap;
 
-use crate::json::compact;
+use crate::json::{compact, sorted_keys};
 use crate::message::{ChatMessage, Role, ToolCall, ToolSpec};
 use crate::parse::{self, Piece};
 use crate::renderer::{Renderer, RendererKind, TokenBuf};
+use crate::typescript;
 
 const IM_SYSTEM: &str = "<|im_system|>";
 const IM_USER: &str = "<|im_user|>";
@@ -47,8 +46,12 @@ pub(crate) fn render_prompt(
     tools: &[ToolSpec],
 ) {
     if !tools.is_empty() {
-        let declared: Vec<serde_json::Value> = tools.iter().map(ToolSpec::to_openai).collect();
-        block(buf, IM_SYSTEM, "tool_declare", &compact(&declared));
+        block(
+            buf,
+            IM_SYSTEM,
+            "tool_declare",
+            &declarations(r.kind(), tools),
+        );
     }
     if messages.first().is_none_or(|m| m.role != Role::System) {
         block(buf, IM_SYSTEM, "system", DEFAULT_SYSTEM_PROMPT);
@@ -123,6 +126,17 @@ pub(crate) fn render_completion(
     let kimi_ids = kimi_ids(&m.tool_calls, first_call_index);
     tool_calls(buf, &m.tool_calls, &kimi_ids);
     buf.special(IM_END);
+}
+
+/// The `tool_declare` text for this model.
+pub(crate) fn declarations(kind: RendererKind, tools: &[ToolSpec]) -> String {
+    let declared: Vec<serde_json::Value> =
+        tools.iter().map(|t| sorted_keys(&t.to_openai())).collect();
+    let typescript = match kind {
+        RendererKind::KimiK25 => typescript::declare(&declared),
+        _ => None,
+    };
+    typescript.unwrap_or_else(|| compact(&declared))
 }
 
 fn open(buf: &mut TokenBuf<'_>, role_token: &str, role: &str) {

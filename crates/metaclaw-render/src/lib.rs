@@ -17,6 +17,7 @@ mod renderer;
 #[cfg(feature = "test-tokenizer")]
 mod testing;
 mod tokenizer;
+mod typescript;
 
 pub use error::RenderError;
 pub use hub::{

@@ -210,3 +210,59 @@ fn skyrl_tiny_tokenizer_matches_python_hf_ids() {
     assert_eq!(parsed.to_message(), response());
     assert_eq!(renderer.stop_tokens(), [2]);
 }
+
+/// The `tool_declare` text a renderer writes for the tools in a fixture file.
+fn tool_declaration(kind: RendererKind, fixture: &str) -> String {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests");
+    let json: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(root.join("fixtures").join(fixture)).unwrap(),
+    )
+    .unwrap();
+    let tools = metaclaw_render::tools_from_openai(&json);
+    let tok = test_tokenizer(kind);
+    let renderer = Renderer::new(kind, tok.clone()).unwrap();
+    let text = tok.decode(
+        &renderer
+            .render_prompt(&[ChatMessage::user("hi")], &tools)
+            .unwrap(),
+    );
+    let start = "<|im_system|>tool_declare<|im_middle|>";
+    let body = &text[text.find(start).unwrap() + start.len()..];
+    body[..body.find("<|im_end|>").unwrap()].to_owned()
+}
+
+/// Expected texts written once by Kimi K2.5's own tool converter (its tokenizer's
+/// `apply_chat_template` path: keys sorted, TypeScript, compact JSON when a schema does not
+/// fit), so they are compared, never regenerated: OpenClaw's twelve real tools plus schemas
+/// with `$defs`, self references, unions, enums with null, constraints, defaults and
+/// additionalProperties.
+#[test]
+fn kimi_k25_declares_tools_like_its_tokenizer() {
+    let golden = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden");
+    for (fixture, expected) in [
+        ("kimi_tools.json", "kimi_k25_tools.txt"),
+        ("kimi_tools_fallback.json", "kimi_k25_tools_fallback.txt"),
+    ] {
+        let want = std::fs::read_to_string(golden.join(expected)).unwrap();
+        let got = tool_declaration(RendererKind::KimiK25, fixture);
+        if got != want {
+            let line = got
+                .lines()
+                .zip(want.lines())
+                .position(|(a, b)| a != b)
+                .unwrap_or(0);
+            panic!(
+                "{expected}: first difference at line {}:\n ours: {:?}\n want: {:?}",
+                line + 1,
+                got.lines().nth(line),
+                want.lines().nth(line)
+            );
+        }
+    }
+    // K2 (Thinking) declares the same tools as compact JSON with sorted keys.
+    let k2 = tool_declaration(RendererKind::KimiK2, "kimi_tools_fallback.json");
+    assert_eq!(
+        k2,
+        std::fs::read_to_string(golden.join("kimi_k25_tools_fallback.txt")).unwrap()
+    );
+}
