@@ -2,9 +2,10 @@
 //! name, `<|im_middle|>`, the content, `<|im_end|>`.
 //!
 //! Tool declarations are a `tool_declare` system message before the system prompt, holding
-//! the tools with their keys sorted, as Kimi's tokenizers write them: K2 as compact JSON, K2.5
-//! as TypeScript types ([`crate::typescript`]), falling back to compact JSON for schemas that
-//! format cannot express (as its `apply_chat_template` does).
+//! the tools with their keys sorted: K2 as compact JSON (as Tinker's `kimi_k2` renderer
+//! writes them), K2.5 as TypeScript types ([`crate::typescript`], as its tokenizer's
+//! `apply_chat_template` does), falling back to compact JSON for schemas that format cannot
+//! express, as that tokenizer does too.
 //!
 //! Tool-call ids follow Kimi's `functions.{name}:{index}` convention (index counts calls across
 //! the conversation); other ids (e.g. OpenAI's `call_…`) are rewritten to it when rendering and
@@ -129,7 +130,7 @@ pub(crate) fn render_completion(
 }
 
 /// The `tool_declare` text for this model.
-pub(crate) fn declarations(kind: RendererKind, tools: &[ToolSpec]) -> String {
+fn declarations(kind: RendererKind, tools: &[ToolSpec]) -> String {
     let declared: Vec<serde_json::Value> =
         tools.iter().map(|t| sorted_keys(&t.to_openai())).collect();
     let typescript = match kind {

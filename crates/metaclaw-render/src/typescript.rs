@@ -5,7 +5,7 @@
 //! [`declare`] returns `None` for exactly those, so the caller does the same.
 //!
 //! The output must match the tokenizer's text character for character (the model was trained
-//! on it); `tests/golden/kimi_k25_tools_*.ts` were produced by that converter.
+//! on it); `tests/golden/kimi_k25_tools*.txt` were written by that converter.
 
 use serde_json::{Map, Value};
 
@@ -61,16 +61,13 @@ fn function(f: &Map<String, Value>) -> Option<String> {
     // Only the definitions known now: ones registered while rendering these are not listed.
     for (name, schema) in defs.list.clone() {
         let node = parse(&schema, &mut defs)?;
-        let description = match schema.get("description") {
-            Some(d) => description_of(d)?,
-            None => String::new(),
-        };
+        let description = description_of(schema.get("description"))?;
         let doc = if description.is_empty() {
             String::new()
         } else {
             comment(&description, "") + "\n"
         };
-        interfaces.push(format!("{doc}interface {name} {}", node.render(""),));
+        interfaces.push(format!("{doc}interface {name} {}", node.render("")));
     }
 
     let name = match f.get("name") {
@@ -83,10 +80,7 @@ fn function(f: &Map<String, Value>) -> Option<String> {
     } else {
         root.render("")
     };
-    let description = match f.get("description") {
-        Some(d) => description_of(d)?,
-        None => String::new(),
-    };
+    let description = description_of(f.get("description"))?;
     let parts = [
         interfaces.join("\n"),
         if description.is_empty() {
@@ -184,10 +178,7 @@ fn parse(schema: &Value, defs: &mut Defs) -> Option<Node> {
         Value::Object(o) => o,
         _ => return None,
     };
-    let description = match o.get("description") {
-        Some(d) => description_of(d)?,
-        None => String::new(),
-    };
+    let description = description_of(o.get("description"))?;
     let node = |ty| Node {
         ty,
         description: description.clone(),
@@ -249,10 +240,7 @@ fn parse(schema: &Value, defs: &mut Defs) -> Option<Node> {
 }
 
 fn object(o: &Map<String, Value>, defs: &mut Defs) -> Option<Node> {
-    let description = match o.get("description") {
-        Some(d) => description_of(d)?,
-        None => String::new(),
-    };
+    let description = description_of(o.get("description"))?;
     if let Some(d) = o.get("$defs") {
         defs.register(d)?;
     }
@@ -361,12 +349,12 @@ fn constraints(o: &Map<String, Value>, allowed: &[&str]) -> Option<Vec<(String, 
 
 /// A description as text: absent, null or empty mean none; anything but a string is a schema
 /// the format cannot express.
-fn description_of(value: &Value) -> Option<String> {
+fn description_of(value: Option<&Value>) -> Option<String> {
     match value {
-        Value::Null => Some(String::new()),
-        Value::String(s) => Some(s.clone()),
-        Value::Bool(false) => Some(String::new()),
-        _ => None,
+        None | Some(Value::Null) => Some(String::new()),
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(Value::Bool(false)) => Some(String::new()),
+        Some(_) => None,
     }
 }
 
