@@ -572,29 +572,22 @@ fn route(
                     p.loss_fn_config,
                     p.forward_only,
                 )
-            } else if ep == "forward" {
-                let r: wj::ForwardRequest = parse(body)?;
-                let i = r.forward_input;
-                let data: Vec<Datum> = i.data.into_iter().map(Datum::from).collect();
-                (
-                    r.model_id,
-                    r.seq_id,
-                    data,
-                    i.loss_fn,
-                    i.loss_fn_config.unwrap_or_default(),
-                    true,
-                )
             } else {
-                let r: wj::ForwardBackwardRequest = parse(body)?;
-                let i = r.forward_backward_input;
-                let data: Vec<Datum> = i.data.into_iter().map(Datum::from).collect();
+                // Both JSON bodies carry the same input; only its field name differs.
+                let (model_id, seq_id, i, fwd_only) = if ep == "forward" {
+                    let r: wj::ForwardRequest = parse(body)?;
+                    (r.model_id, r.seq_id, r.forward_input, true)
+                } else {
+                    let r: wj::ForwardBackwardRequest = parse(body)?;
+                    (r.model_id, r.seq_id, r.forward_backward_input, false)
+                };
                 (
-                    r.model_id,
-                    r.seq_id,
-                    data,
+                    model_id,
+                    seq_id,
+                    i.data.into_iter().map(Datum::from).collect::<Vec<Datum>>(),
                     i.loss_fn,
                     i.loss_fn_config.unwrap_or_default(),
-                    false,
+                    fwd_only,
                 )
             };
             training_op(g, &model_id, seq_id, |m| {
