@@ -143,17 +143,8 @@ struct Running {
     lock: InstanceLock,
 }
 
-fn init_tracing() {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("METACLAW_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .try_init();
-}
-
 pub fn main() {
-    init_tracing();
+    metaclaw_core::init_tracing();
     let hidden = std::env::args().any(|a| a == HIDDEN_ARG);
     let home = Home::from_env().unwrap_or_else(|e| fatal(&e.to_string()));
     home.ensure().unwrap_or_else(|e| fatal(&e.to_string()));

@@ -37,7 +37,7 @@ fn load_config(home: &Home, args: &StartArgs) -> Result<metaclaw_config::Config>
 }
 
 pub fn run_foreground(home: &Home, args: &StartArgs) -> Result<()> {
-    init_tracing();
+    metaclaw_core::init_tracing();
     home.ensure()?;
     let config = load_config(home, args)?;
     let lock = InstanceLock::acquire(home)?;
@@ -89,15 +89,6 @@ pub fn run_foreground(home: &Home, args: &StartArgs) -> Result<()> {
         lock.clear_state();
         result.map_err(anyhow::Error::from)
     })
-}
-
-fn init_tracing() {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("METACLAW_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .try_init();
 }
 
 pub fn start_detached(home: &Home, args: &StartArgs) -> Result<()> {

@@ -19,5 +19,5 @@ pub mod wiring;
 pub use error::CoreError;
 pub use evolution::{Evolution, RunReport};
 pub use metaclaw_store::EvolutionTrigger;
-pub use runtime::{CoreOptions, RunningCore, shutdown_signal, start};
+pub use runtime::{CoreOptions, RunningCore, init_tracing, shutdown_signal, start};
 pub use skills::{SkillInfo, SkillService};

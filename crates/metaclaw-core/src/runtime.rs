@@ -376,6 +376,17 @@ async fn prune_loop(store: Arc<Store>, clock: Arc<dyn Clock>, days: u32) {
     }
 }
 
+/// Logs to stderr, filtered by `METACLAW_LOG` (default `info`): the same for both hosts (the
+/// detached daemon's stderr is its log file).
+pub fn init_tracing() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("METACLAW_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+}
+
 /// Resolves on SIGTERM or SIGINT: how both hosts (the daemon and the tray app) learn to stop.
 /// Without signal handlers (they could not be installed) it never resolves.
 pub async fn shutdown_signal() {
