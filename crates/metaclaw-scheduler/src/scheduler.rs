@@ -168,23 +168,8 @@ impl SchedulerBuilder {
                 changes,
             }),
         };
-        {
-            let mut core = scheduler.lock();
-            if matches!(
-                core.state,
-                SchedulerState::Updating | SchedulerState::Pausing
-            ) {
-                // The trainer that was updating died with the old process.
-                scheduler.transition(
-                    &mut core,
-                    now,
-                    SchedulerState::IdleWait,
-                    TransitionReason::RecoveredAfterRestart,
-                    None,
-                    None,
-                );
-            }
-        }
+        // The trainer that was updating died with the old process.
+        scheduler.end_trainer_episode(now, TransitionReason::RecoveredAfterRestart);
         scheduler
     }
 }
@@ -431,27 +416,23 @@ impl Scheduler {
     // Trainer API
     // ----------------------------------------------------------------------------------
 
+    /// A state still `updating`/`pausing` has no trainer behind it any more: back to
+    /// `idle_wait`, for `reason`.
+    fn end_trainer_episode(&self, now: DateTime<Utc>, reason: TransitionReason) {
+        let mut core = self.lock();
+        if matches!(
+            core.state,
+            SchedulerState::Updating | SchedulerState::Pausing
+        ) {
+            self.transition(&mut core, now, SchedulerState::IdleWait, reason, None, None);
+        }
+    }
+
     /// Wait until a step may start; the state is then `window_open`. Calling this while the
     /// state is still `updating`/`pausing` ends that episode (`TrainerInterrupted`).
     pub async fn wait_for_window(&self) -> Window {
         let mut rx = self.inner.changes.subscribe();
-        {
-            let now = self.inner.clock.now();
-            let mut core = self.lock();
-            if matches!(
-                core.state,
-                SchedulerState::Updating | SchedulerState::Pausing
-            ) {
-                self.transition(
-                    &mut core,
-                    now,
-                    SchedulerState::IdleWait,
-                    TransitionReason::TrainerInterrupted,
-                    None,
-                    None,
-                );
-            }
-        }
+        self.end_trainer_episode(self.inner.clock.now(), TransitionReason::TrainerInterrupted);
         loop {
             rx.borrow_and_update();
             let reading = self.read_idle_async().await;
