@@ -1,9 +1,17 @@
-//! The one way RL's helper models (judge, teacher) are called: JSON POST to an
-//! OpenAI-compatible endpoint, with the endpoint and status in every error.
+//! The one way RL's helper models (judge, teacher) are called: a client with their timeout,
+//! JSON POST to an OpenAI-compatible endpoint, the endpoint and status in every error.
 
 use serde_json::Value;
 
 use crate::error::RlError;
+
+/// A client for one helper model; `what` names it in the error.
+pub(crate) fn client(timeout: std::time::Duration, what: &str) -> Result<reqwest::Client, RlError> {
+    reqwest::Client::builder()
+        .timeout(timeout)
+        .build()
+        .map_err(|e| RlError::Config(format!("{what} HTTP client: {e}")))
+}
 
 pub(crate) async fn post_json(
     http: &reqwest::Client,

@@ -119,10 +119,7 @@ pub struct Judge {
 
 impl Judge {
     pub fn new(settings: JudgeSettings) -> Result<Self, RlError> {
-        let http = reqwest::Client::builder()
-            .timeout(settings.timeout)
-            .build()
-            .map_err(|e| RlError::Config(format!("judge HTTP client: {e}")))?;
+        let http = crate::http::client(settings.timeout, "judge")?;
         Ok(Self { http, settings })
     }
 

@@ -26,10 +26,7 @@ pub struct Teacher {
 
 impl Teacher {
     pub fn new(settings: TeacherSettings) -> Result<Self, RlError> {
-        let http = reqwest::Client::builder()
-            .timeout(settings.timeout)
-            .build()
-            .map_err(|e| RlError::Config(format!("teacher HTTP client: {e}")))?;
+        let http = crate::http::client(settings.timeout, "teacher")?;
         Ok(Self { http, settings })
     }
 
