@@ -14,7 +14,7 @@ export default defineConfig({
     rollupOptions: { output: { manualChunks: undefined } },
   },
   server: {
-    // `npm run dev` proxies the API to a running daemon (or the e2e mock server).
+    // `npm run dev` proxies the API to a running daemon (`metaclaw dev seed && metaclaw start`).
     proxy: {
       "/api": { target: process.env.METACLAW_URL ?? "http://127.0.0.1:30000", changeOrigin: false },
       "/login": { target: process.env.METACLAW_URL ?? "http://127.0.0.1:30000", changeOrigin: false },

@@ -1,5 +1,5 @@
 //! The MetaClaw desktop app: a thin shell over the same core the `metaclaw` daemon runs, in
-//! this process. The tray menu flips the core's switches through `metaclaw_core::control`,
+//! this process. The tray menu flips the core's switches through the core's API, in process,
 //! the window shows the dashboard the core serves, and notifications follow the event bus.
 
 pub mod autostart;

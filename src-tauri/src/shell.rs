@@ -6,7 +6,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use metaclaw_config::Home;
-use metaclaw_core::control::Control;
+use metaclaw_core::api::ops::login::NewLoginCode;
+use metaclaw_core::api::{Api, NoInput};
 use metaclaw_core::instance::{InstanceError, InstanceKind, InstanceLock, InstanceState};
 use metaclaw_core::{CoreOptions, RunningCore};
 use tauri::tray::TrayIconBuilder;
@@ -56,7 +57,7 @@ fn fatal(message: &str) -> ! {
 /// The dashboard window: the core's own dashboard over http://127.0.0.1, logged in with a
 /// one-time code, so the window and a browser show the same UI through the same API.
 struct WindowDashboard {
-    control: Control,
+    api: Api,
     /// The page to show once the login redirect lands (the login always goes to `/`).
     page_after_login: Arc<Mutex<Option<String>>>,
 }
@@ -81,19 +82,19 @@ impl<R: Runtime> Dashboard<R> for WindowDashboard {
             .page_after_login
             .lock()
             .unwrap_or_else(|e| e.into_inner()) = page.map(str::to_owned);
-        let (app, control, after) = (
-            app.clone(),
-            self.control.clone(),
-            self.page_after_login.clone(),
-        );
+        let (app, api, after) = (app.clone(), self.api.clone(), self.page_after_login.clone());
         tauri::async_runtime::spawn(async move {
-            let url = match control.dashboard_login_url().await {
-                Ok(u) => u,
-                Err(e) => {
+            // The login code comes from the core in process, as `metaclaw dashboard` gets one
+            // over HTTP: one login mechanism.
+            let (code, addr) = match (api.call::<NewLoginCode>((), NoInput {}).await, api.addr()) {
+                (Ok(c), Some(addr)) => (c.code, addr),
+                (Err(e), _) => {
                     tracing::warn!("dashboard: {e}");
                     return;
                 }
+                (_, None) => return,
             };
+            let url = format!("http://127.0.0.1:{}/login?code={code}", addr.port());
             let Ok(url) = url.parse::<tauri::Url>() else {
                 return;
             };
@@ -174,9 +175,7 @@ pub fn main() {
             tauri_plugin_single_instance::Builder::new()
                 .dbus_id(bus_id)
                 .callback(|app, _argv, _cwd| {
-                    if let Some(tray) = app.try_state::<Arc<Tray<tauri::Wry>>>() {
-                        tray.handle_menu(app, id::OPEN);
-                    }
+                    open_menu_item(app, id::OPEN);
                 })
                 .build(),
         )
@@ -216,31 +215,28 @@ pub fn main() {
                 version: env!("CARGO_PKG_VERSION").to_owned(),
                 kind: InstanceKind::Tray,
             })?;
-            let control = core.control(&home);
+            let api = core.api().clone();
             let tray = Tray::new(
                 app.handle(),
                 TrayParts {
-                    control: control.clone(),
+                    api: api.clone(),
                     prefs_path: Prefs::path(home.root()),
                     autostart: Autostart::for_current_user(),
                     notifier: Arc::new(DesktopNotifier),
                     dashboard: Arc::new(WindowDashboard {
-                        control,
+                        api,
                         page_after_login: Arc::default(),
                     }),
                 },
             )?;
+            let activity = tauri::async_runtime::block_on(tray.activity());
             let icon = TrayIconBuilder::with_id("metaclaw")
-                .icon(crate::tray::icon(tray.activity()))
+                .icon(crate::tray::icon(activity))
                 .tooltip(tray.tooltip())
                 .menu(&tray.items.menu)
-                .on_menu_event(|app, event| {
-                    if let Some(tray) = app.try_state::<Arc<Tray<tauri::Wry>>>() {
-                        tray.handle_menu(app, event.id().as_ref());
-                    }
-                })
+                .on_menu_event(|app, event| open_menu_item(app, event.id().as_ref()))
                 .build(app.handle())?;
-            tray.attach_icon(icon);
+            tauri::async_runtime::block_on(tray.attach_icon(icon));
             app.manage(tray.clone());
 
             let mut events = core.events();
@@ -249,8 +245,8 @@ pub fn main() {
                 use tokio::sync::broadcast::error::RecvError;
                 loop {
                     match events.recv().await {
-                        Ok(event) => t.on_event(&event),
-                        Err(RecvError::Lagged(_)) => t.refresh(),
+                        Ok(event) => t.on_event(&event).await,
+                        Err(RecvError::Lagged(_)) => t.refresh().await,
                         Err(RecvError::Closed) => return,
                     }
                 }
@@ -260,7 +256,7 @@ pub fn main() {
                 let mut tick = tokio::time::interval(Duration::from_secs(5));
                 loop {
                     tick.tick().await;
-                    t.poll();
+                    t.poll().await;
                 }
             });
             let handle = app.handle().clone();
@@ -275,7 +271,7 @@ pub fn main() {
                 lock,
             });
             if !hidden {
-                tray.handle_menu(app.handle(), id::OPEN);
+                open_menu_item(app.handle(), id::OPEN);
             }
             Ok(())
         })
@@ -290,6 +286,14 @@ pub fn main() {
         RunEvent::Exit => shut_down(app),
         _ => {}
     });
+}
+
+/// A menu click runs off the UI thread: the handler calls the core's API.
+fn open_menu_item(app: &AppHandle<tauri::Wry>, item: &str) {
+    if let Some(tray) = app.try_state::<Arc<Tray<tauri::Wry>>>() {
+        let (tray, app, item) = (tray.inner().clone(), app.clone(), item.to_owned());
+        tauri::async_runtime::spawn(async move { tray.handle_menu(&app, &item).await });
+    }
 }
 
 /// Stop the core cleanly (in-flight turns are committed), then drop the lock.

@@ -3,8 +3,10 @@
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use metaclaw_config::{Config, Mode};
-use metaclaw_core::control::{Control, ControlError, rl_readiness};
+use metaclaw_config::Mode;
+use metaclaw_core::api::ops::config::{ConfigChange, ConfigPatch, PatchConfig};
+use metaclaw_core::api::ops::status::{GetStatus, Status};
+use metaclaw_core::api::{Api, ApiError, ErrorCode, NoInput};
 use metaclaw_domain::Event;
 use tauri::image::Image;
 use tauri::menu::{CheckMenuItem, Menu, MenuItem, PredefinedMenuItem, Submenu};
@@ -173,7 +175,8 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 /// Everything the tray needs, managed as Tauri state (`app.state::<Arc<Tray<R>>>()`).
 pub struct Tray<R: Runtime> {
-    pub control: Control,
+    /// The core's API, called in process.
+    pub api: Api,
     pub items: Items<R>,
     icon: Mutex<Option<TrayIcon<R>>>,
     status: Mutex<TrayStatus>,
@@ -185,7 +188,7 @@ pub struct Tray<R: Runtime> {
 }
 
 pub struct TrayParts<R: Runtime> {
-    pub control: Control,
+    pub api: Api,
     pub prefs_path: std::path::PathBuf,
     pub autostart: Option<Autostart>,
     pub notifier: Arc<dyn Notifier>,
@@ -193,13 +196,14 @@ pub struct TrayParts<R: Runtime> {
 }
 
 impl<R: Runtime> Tray<R> {
-    /// Builds the menu (not the icon: that needs a desktop, see [`Tray::attach_icon`]).
+    /// Builds the menu (not the icon: that needs a desktop, see [`Tray::attach_icon`]). Call
+    /// [`Tray::refresh`] once to fill it in from the core.
     pub fn new<M: Manager<R>>(app: &M, parts: TrayParts<R>) -> tauri::Result<Arc<Tray<R>>> {
         let prefs = Prefs::load(&parts.prefs_path);
         let autostart_on = parts.autostart.as_ref().is_some_and(Autostart::is_enabled);
         let items = Items::build(app, &prefs, autostart_on)?;
         let tray = Arc::new(Tray {
-            control: parts.control,
+            api: parts.api,
             items,
             icon: Mutex::new(None),
             status: Mutex::new(TrayStatus::default()),
@@ -209,25 +213,32 @@ impl<R: Runtime> Tray<R> {
             notifier: parts.notifier,
             dashboard: parts.dashboard,
         });
-        tray.refresh();
         Ok(tray)
     }
 
-    pub fn attach_icon(&self, icon: TrayIcon<R>) {
+    pub async fn attach_icon(&self, icon: TrayIcon<R>) {
         *lock(&self.icon) = Some(icon);
-        self.refresh();
+        self.refresh().await;
     }
 
     pub fn prefs(&self) -> Prefs {
         *lock(&self.prefs)
     }
 
+    async fn status(&self) -> Result<Status, ApiError> {
+        self.api.call::<GetStatus>((), NoInput {}).await
+    }
+
+    fn activity_of(&self, status: &Status) -> Activity {
+        lock(&self.status).activity(status.learning_paused, status.training.running)
+    }
+
     /// The icon state now.
-    pub fn activity(&self) -> Activity {
-        let snapshot = self.control.snapshot().ok();
-        let paused = snapshot.as_ref().is_some_and(|s| s.learning_paused);
-        let training = snapshot.as_ref().is_some_and(|s| s.training_step.is_some());
-        lock(&self.status).activity(paused, training)
+    pub async fn activity(&self) -> Activity {
+        match self.status().await {
+            Ok(s) => self.activity_of(&s),
+            Err(_) => lock(&self.status).activity(false, false),
+        }
     }
 
     fn last_event(&self) -> String {
@@ -239,22 +250,21 @@ impl<R: Runtime> Tray<R> {
 
     /// The tooltip: mode and the last event.
     pub fn tooltip(&self) -> String {
-        let mode = self.control.config().mode;
+        let mode = self.api.config().mode;
         format!("MetaClaw ({mode}): {}", self.last_event())
     }
 
     /// Make every item, the icon and the tooltip match the core. Called after each change,
     /// whoever made it (tray, dashboard, CLI), so the menu never shows a stale switch.
-    pub fn refresh(&self) {
-        let snapshot = match self.control.snapshot() {
+    pub async fn refresh(&self) {
+        let snapshot = match self.status().await {
             Ok(s) => s,
             Err(e) => {
                 tracing::warn!("tray: could not read the status: {e}");
                 return;
             }
         };
-        let activity =
-            lock(&self.status).activity(snapshot.learning_paused, snapshot.training_step.is_some());
+        let activity = self.activity_of(&snapshot);
         let i = &self.items;
         let _ = i
             .status
@@ -268,9 +278,10 @@ impl<R: Runtime> Tray<R> {
         let _ = i.rl.set_checked(snapshot.rl_enabled);
         let _ = i.opd.set_checked(snapshot.opd_enabled);
         let _ = i.pause.set_checked(snapshot.learning_paused);
-        let _ = i
-            .pending
-            .set_text(format!("Pending skills ({})", snapshot.pending_proposals));
+        let _ = i.pending.set_text(format!(
+            "Pending skills ({})",
+            snapshot.counts.pending_proposals
+        ));
         let prefs = self.prefs();
         for (kind, item) in &i.notify {
             let _ = item.set_checked(prefs.allows(*kind));
@@ -303,61 +314,61 @@ impl<R: Runtime> Tray<R> {
     }
 
     /// One core event: update the state, maybe notify, refresh the menu.
-    pub fn on_event(&self, event: &Event) {
+    pub async fn on_event(&self, event: &Event) {
         let notice = lock(&self.status).apply(event);
         if let Some(n) = notice {
             self.show(n);
         }
-        self.refresh();
+        self.refresh().await;
     }
 
     /// The periodic check: scheduler windows have no event of their own.
-    pub fn poll(&self) {
-        let notice = self.control.snapshot().ok().and_then(|s| {
-            let state = if s.training_windows {
-                s.scheduler_state
+    pub async fn poll(&self) {
+        let notice = self.status().await.ok().and_then(|s| {
+            let state = if s.scheduler.training_windows {
+                s.scheduler.state
             } else {
-                "idle_wait"
+                metaclaw_scheduler::SchedulerState::IdleWait
             };
-            lock(&self.status).scheduler(state, s.window_source.as_deref())
+            let source = s
+                .scheduler
+                .source
+                .and_then(|w| serde_json::to_value(w).ok())
+                .and_then(|v| v.as_str().map(str::to_owned));
+            lock(&self.status).scheduler(state.as_str(), source.as_deref())
         });
         if let Some(n) = notice {
             self.show(n);
         }
-        self.refresh();
+        self.refresh().await;
+    }
+
+    async fn patch(&self, patch: ConfigPatch) -> Result<ConfigChange, ApiError> {
+        self.api.call::<PatchConfig>((), patch).await
     }
 
     /// RL that starts with a caveat (no judge: only rated turns train) says so when it is
     /// switched on, not only in the status.
-    fn advise_if_training(&self, result: &Result<Arc<Config>, ControlError>) {
-        let Ok(config) = result else { return };
-        if config.mode == Mode::SkillsOnly {
-            return;
-        }
-        let warnings = rl_readiness(config).warnings;
-        if !warnings.is_empty() {
+    fn advise_if_training(&self, result: &Result<ConfigChange, ApiError>) {
+        let Ok(change) = result else { return };
+        if change.config.mode != Mode::SkillsOnly && !change.warnings.is_empty() {
             self.show(Notice {
                 kind: NoticeKind::Feedback,
                 title: "RL is on, with a caveat".into(),
-                body: warnings.join("\n"),
+                body: change.warnings.join("\n"),
             });
         }
     }
 
-    fn applied(&self, what: &str, result: Result<impl Sized, ControlError>) {
+    fn applied(&self, what: &str, result: Result<impl Sized, ApiError>) {
         match result {
             Ok(_) => lock(&self.status).set_last_event(what),
-            Err(ControlError::NotReady(r)) => {
-                tracing::info!("tray: {what} refused: {r}");
-                let keys: Vec<&str> = r
-                    .missing
-                    .iter()
-                    .flat_map(|m| m.keys.first().copied())
-                    .collect();
+            Err(e) if e.code == ErrorCode::NotReady => {
+                tracing::info!("tray: {what} refused: {e}");
                 self.tell(
                     "RL cannot start yet",
-                    &r.to_string(),
-                    &format!("RL not ready: set {}", keys.join(", ")),
+                    &e.message,
+                    &format!("RL not ready: set {}", e.keys.join(", ")),
                 );
             }
             Err(e) => {
@@ -373,8 +384,8 @@ impl<R: Runtime> Tray<R> {
 
     /// What a click on a menu item does. The check mark GTK toggled on click is corrected by
     /// the refresh at the end, so a refused change never shows as done.
-    pub fn handle_menu(&self, app: &AppHandle<R>, item: &str) {
-        let config = self.control.config();
+    pub async fn handle_menu(&self, app: &AppHandle<R>, item: &str) {
+        let config = self.api.config();
         match item {
             id::OPEN => {
                 lock(&self.status).acknowledge_error();
@@ -388,7 +399,12 @@ impl<R: Runtime> Tray<R> {
                     _ => Mode::SkillsOnly,
                 };
                 if mode != config.mode {
-                    let result = self.control.set_mode(mode);
+                    let result = self
+                        .patch(ConfigPatch {
+                            mode: Some(mode),
+                            ..ConfigPatch::default()
+                        })
+                        .await;
                     self.advise_if_training(&result);
                     self.applied(&format!("mode {mode}"), result);
                 }
@@ -396,8 +412,13 @@ impl<R: Runtime> Tray<R> {
             id::RL => {
                 let on = !config.rl.enabled;
                 let what = if on { "RL enabled" } else { "RL disabled" };
-                let result = self.control.set_rl_enabled(on);
-                if matches!(result, Err(ControlError::NotReady(_))) {
+                let result = self
+                    .patch(ConfigPatch {
+                        rl_enabled: Some(on),
+                        ..ConfigPatch::default()
+                    })
+                    .await;
+                if matches!(&result, Err(e) if e.code == ErrorCode::NotReady) {
                     // The settings live in the dashboard: take the user there.
                     self.dashboard.open(app, Some("settings"));
                 }
@@ -407,7 +428,13 @@ impl<R: Runtime> Tray<R> {
             id::OPD => {
                 let on = !config.opd.enabled;
                 let what = if on { "OPD on" } else { "OPD off" };
-                self.applied(what, self.control.set_opd(on));
+                let result = self
+                    .patch(ConfigPatch {
+                        opd_enabled: Some(on),
+                        ..ConfigPatch::default()
+                    })
+                    .await;
+                self.applied(what, result);
             }
             id::PAUSE => {
                 let on = !config.learning_paused;
@@ -416,7 +443,13 @@ impl<R: Runtime> Tray<R> {
                 } else {
                     "learning resumed"
                 };
-                self.applied(what, self.control.set_learning_paused(on));
+                let result = self
+                    .patch(ConfigPatch {
+                        learning_paused: Some(on),
+                        ..ConfigPatch::default()
+                    })
+                    .await;
+                self.applied(what, result);
             }
             id::NOTIFY_PROPOSALS | id::NOTIFY_TRAINING | id::NOTIFY_WINDOWS => {
                 let kind = match item {
@@ -446,6 +479,6 @@ impl<R: Runtime> Tray<R> {
             id::QUIT => app.exit(0),
             _ => {}
         }
-        self.refresh();
+        self.refresh().await;
     }
 }

@@ -8,6 +8,7 @@ use metaclaw_app::autostart::Autostart;
 use metaclaw_app::status::Activity;
 use metaclaw_app::tray::{Dashboard, Notifier, Tray, TrayParts, id};
 use metaclaw_config::{Home, Mode};
+use metaclaw_core::api::ops::config::{ConfigPatch, PatchConfig};
 use metaclaw_core::{CoreOptions, RunningCore};
 use metaclaw_domain::Event;
 use tauri::test::{MockRuntime, mock_app};
@@ -61,7 +62,7 @@ impl Fixture {
         let tray = Tray::new(
             &app,
             TrayParts {
-                control: core.control(&home),
+                api: core.api().clone(),
                 prefs_path: home.root().join("tray.json"),
                 autostart: Some(Autostart::new(
                     dir.path().join("xdg/autostart/metaclaw.desktop"),
@@ -72,6 +73,7 @@ impl Fixture {
             },
         )
         .unwrap();
+        tray.refresh().await;
         app.manage(tray.clone());
         Fixture {
             dir,
@@ -83,8 +85,8 @@ impl Fixture {
         }
     }
 
-    fn click(&self, item: &str) {
-        self.tray.handle_menu(self.app.handle(), item);
+    async fn click(&self, item: &str) {
+        self.tray.handle_menu(self.app.handle(), item).await;
     }
 
     fn checked(&self, item: &str) -> bool {
@@ -132,7 +134,7 @@ async fn menu_starts_from_the_config() {
         f.tray.items.status.text().unwrap(),
         "Paused · mode skills_only"
     );
-    assert_eq!(f.tray.activity(), Activity::Paused);
+    assert_eq!(f.tray.activity().await, Activity::Paused);
     assert!(f.tray.tooltip().starts_with("MetaClaw (skills_only)"));
     f.stop().await;
 }
@@ -140,8 +142,8 @@ async fn menu_starts_from_the_config() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mode_needs_rl_settings_and_says_what_is_missing() {
     let f = Fixture::new("mode: skills_only\n").await;
-    f.click(id::MODE_RL);
-    assert_eq!(f.tray.control.config().mode, Mode::SkillsOnly);
+    f.click(id::MODE_RL).await;
+    assert_eq!(f.tray.api.config().mode, Mode::SkillsOnly);
     assert!(f.checked(id::MODE_SKILLS_ONLY) && !f.checked(id::MODE_RL));
     let notices = f.notices();
     assert_eq!(notices.len(), 1);
@@ -162,19 +164,19 @@ async fn mode_radio_changes_the_core_and_config_yaml() {
     let f = Fixture::new(&format!("mode: skills_only\n{READY}")).await;
     let core = f.core.as_ref().unwrap();
     let mut events = core.events();
-    f.click(id::MODE_AUTO);
-    assert_eq!(f.tray.control.config().mode, Mode::Auto);
+    f.click(id::MODE_AUTO).await;
+    assert_eq!(f.tray.api.config().mode, Mode::Auto);
     assert!(f.checked(id::MODE_AUTO) && !f.checked(id::MODE_SKILLS_ONLY));
     // A training mode is RL on, so "Enable RL" shows checked too.
-    assert!(f.tray.control.config().rl.enabled && f.checked(id::RL));
+    assert!(f.tray.api.config().rl.enabled && f.checked(id::RL));
     assert!(
         f.saved_config().contains("mode: auto"),
         "{}",
         f.saved_config()
     );
     assert!(matches!(events.recv().await.unwrap(), Event::ConfigChanged));
-    f.click(id::MODE_SKILLS_ONLY);
-    assert_eq!(f.tray.control.config().mode, Mode::SkillsOnly);
+    f.click(id::MODE_SKILLS_ONLY).await;
+    assert_eq!(f.tray.api.config().mode, Mode::SkillsOnly);
     assert!(!f.checked(id::RL));
     assert!(f.notices().is_empty());
     f.stop().await;
@@ -183,8 +185,8 @@ async fn mode_radio_changes_the_core_and_config_yaml() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn enable_rl_validates_and_opens_the_settings_when_incomplete() {
     let f = Fixture::new("opd:\n  enabled: true\n").await;
-    f.click(id::RL);
-    assert!(!f.tray.control.config().rl.enabled);
+    f.click(id::RL).await;
+    assert!(!f.tray.api.config().rl.enabled);
     assert!(!f.checked(id::RL));
     assert_eq!(
         *f.seen.pages.lock().unwrap(),
@@ -194,29 +196,29 @@ async fn enable_rl_validates_and_opens_the_settings_when_incomplete() {
     f.stop().await;
 
     let f = Fixture::new(READY).await;
-    f.click(id::RL);
-    let config = f.tray.control.config();
+    f.click(id::RL).await;
+    let config = f.tray.api.config();
     assert!(config.rl.enabled);
     assert_eq!(config.mode, Mode::Rl);
     assert!(f.checked(id::RL) && f.checked(id::MODE_RL));
     assert!(f.notices().is_empty(), "{:?}", f.notices());
-    f.click(id::RL);
-    assert!(!f.tray.control.config().rl.enabled);
-    assert_eq!(f.tray.control.config().mode, Mode::SkillsOnly);
+    f.click(id::RL).await;
+    assert!(!f.tray.api.config().rl.enabled);
+    assert_eq!(f.tray.api.config().mode, Mode::SkillsOnly);
     f.stop().await;
 
     // No judge: RL turns on (rated turns still reward) and the user is told what that means,
     // by Enable RL and by the Mode radio alike.
     let no_judge = READY.replace("  prm_api_key: sk-prm\n", "");
     let f = Fixture::new(&no_judge).await;
-    f.click(id::RL);
-    assert!(f.tray.control.config().rl.enabled);
+    f.click(id::RL).await;
+    assert!(f.tray.api.config().rl.enabled);
     let notices = f.notices();
     assert_eq!(notices.len(), 1, "{notices:?}");
     assert!(notices[0].1.contains("only turns you rate"), "{notices:?}");
-    f.click(id::MODE_SKILLS_ONLY);
-    f.click(id::MODE_AUTO);
-    assert_eq!(f.tray.control.config().mode, Mode::Auto);
+    f.click(id::MODE_SKILLS_ONLY).await;
+    f.click(id::MODE_AUTO).await;
+    assert_eq!(f.tray.api.config().mode, Mode::Auto);
     assert_eq!(f.notices().len(), 2);
     f.stop().await;
 }
@@ -224,16 +226,16 @@ async fn enable_rl_validates_and_opens_the_settings_when_incomplete() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn opd_and_pause_toggle_and_the_icon_follows() {
     let f = Fixture::new("").await;
-    f.click(id::OPD);
-    assert!(f.tray.control.config().opd.enabled && f.checked(id::OPD));
-    f.click(id::OPD);
-    assert!(!f.tray.control.config().opd.enabled && !f.checked(id::OPD));
-    f.click(id::PAUSE);
-    assert!(f.tray.control.config().learning_paused && f.checked(id::PAUSE));
-    assert_eq!(f.tray.activity(), Activity::Paused);
+    f.click(id::OPD).await;
+    assert!(f.tray.api.config().opd.enabled && f.checked(id::OPD));
+    f.click(id::OPD).await;
+    assert!(!f.tray.api.config().opd.enabled && !f.checked(id::OPD));
+    f.click(id::PAUSE).await;
+    assert!(f.tray.api.config().learning_paused && f.checked(id::PAUSE));
+    assert_eq!(f.tray.activity().await, Activity::Paused);
     assert!(f.saved_config().contains("learning_paused: true"));
-    f.click(id::PAUSE);
-    assert_eq!(f.tray.activity(), Activity::Idle);
+    f.click(id::PAUSE).await;
+    assert_eq!(f.tray.activity().await, Activity::Idle);
     f.stop().await;
 }
 
@@ -259,25 +261,29 @@ async fn proposals_notify_count_and_open_the_inbox() {
             fingerprint: "fp".into(),
         })
         .unwrap();
-    f.tray.on_event(&Event::ProposalsCreated {
-        session_id: None,
-        proposal_ids: vec![id],
-    });
+    f.tray
+        .on_event(&Event::ProposalsCreated {
+            session_id: None,
+            proposal_ids: vec![id],
+        })
+        .await;
     assert_eq!(f.tray.items.pending.text().unwrap(), "Pending skills (1)");
     assert_eq!(f.notices()[0].0, "1 new skill proposal");
-    f.click(id::PENDING);
+    f.click(id::PENDING).await;
     assert_eq!(
         *f.seen.pages.lock().unwrap(),
         vec![Some("inbox".to_owned())]
     );
 
     // Each kind of notification can be turned off, and that survives a restart.
-    f.click(id::NOTIFY_PROPOSALS);
+    f.click(id::NOTIFY_PROPOSALS).await;
     assert!(!f.checked(id::NOTIFY_PROPOSALS));
-    f.tray.on_event(&Event::ProposalsCreated {
-        session_id: None,
-        proposal_ids: vec![id],
-    });
+    f.tray
+        .on_event(&Event::ProposalsCreated {
+            session_id: None,
+            proposal_ids: vec![id],
+        })
+        .await;
     assert_eq!(f.notices().len(), 1);
     let saved = std::fs::read_to_string(f.home.root().join("tray.json")).unwrap();
     assert!(saved.contains("\"notify_proposals\": false"), "{saved}");
@@ -287,27 +293,31 @@ async fn proposals_notify_count_and_open_the_inbox() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn training_events_drive_the_icon_and_notify() {
     let f = Fixture::new("").await;
-    f.tray.on_event(&Event::Training {
-        step: 4,
-        status: "running".into(),
-        progress: Some(0.25),
-    });
-    assert_eq!(f.tray.activity(), Activity::Training);
+    f.tray
+        .on_event(&Event::Training {
+            step: 4,
+            status: "running".into(),
+            progress: Some(0.25),
+        })
+        .await;
+    assert_eq!(f.tray.activity().await, Activity::Training);
     assert!(f.tray.tooltip().ends_with("training step 4: 25%"));
-    f.tray.on_event(&Event::Training {
-        step: 4,
-        status: "failed".into(),
-        progress: None,
-    });
-    assert_eq!(f.tray.activity(), Activity::Error);
+    f.tray
+        .on_event(&Event::Training {
+            step: 4,
+            status: "failed".into(),
+            progress: None,
+        })
+        .await;
+    assert_eq!(f.tray.activity().await, Activity::Error);
     assert_eq!(
         f.tray.items.status.text().unwrap(),
         "Error · mode skills_only"
     );
     assert_eq!(f.notices()[0].0, "Training step 4 failed");
     // Opening the dashboard acknowledges the error.
-    f.click(id::OPEN);
-    assert_eq!(f.tray.activity(), Activity::Idle);
+    f.click(id::OPEN).await;
+    assert_eq!(f.tray.activity().await, Activity::Idle);
     assert_eq!(*f.seen.pages.lock().unwrap(), vec![None]);
     f.stop().await;
 }
@@ -316,8 +326,18 @@ async fn training_events_drive_the_icon_and_notify() {
 async fn changes_made_elsewhere_show_in_the_menu() {
     let f = Fixture::new(READY).await;
     // As the dashboard's PATCH /api/config would: the tray hears ConfigChanged.
-    f.tray.control.set_mode(Mode::Rl).unwrap();
-    f.tray.on_event(&Event::ConfigChanged);
+    f.tray
+        .api
+        .call::<PatchConfig>(
+            (),
+            ConfigPatch {
+                mode: Some(Mode::Rl),
+                ..ConfigPatch::default()
+            },
+        )
+        .await
+        .unwrap();
+    f.tray.on_event(&Event::ConfigChanged).await;
     assert!(f.checked(id::MODE_RL) && !f.checked(id::MODE_SKILLS_ONLY));
     f.stop().await;
 }
@@ -325,7 +345,7 @@ async fn changes_made_elsewhere_show_in_the_menu() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn start_at_login_writes_the_autostart_entry() {
     let f = Fixture::new("").await;
-    f.click(id::AUTOSTART);
+    f.click(id::AUTOSTART).await;
     assert!(f.checked(id::AUTOSTART));
     let entry = f.dir.path().join("xdg/autostart/metaclaw.desktop");
     let text = std::fs::read_to_string(&entry).unwrap();
@@ -333,7 +353,7 @@ async fn start_at_login_writes_the_autostart_entry() {
         text.contains("Exec=\"/usr/bin/metaclaw-app\" --hidden"),
         "{text}"
     );
-    f.click(id::AUTOSTART);
+    f.click(id::AUTOSTART).await;
     assert!(!entry.exists() && !f.checked(id::AUTOSTART));
     f.stop().await;
 }

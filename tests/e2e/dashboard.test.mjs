@@ -5,16 +5,15 @@
 //
 // Env: METACLAW_BIN, MOCK_UPSTREAM_BIN (default <repo>/target/debug/...), SCREENSHOT_DIR (default
 // <repo>/target/ui-screenshots), CHROMIUM_PATH (default /usr/bin/chromium).
-// E2E_TARGET=mock runs against tests/e2e/mock-api instead (UI development only, not CI).
 import assert from "node:assert/strict";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
-import { REPO, startDaemon, startMockApi } from "./lib/daemon.mjs";
+import { METACLAW_BIN, REPO, startDaemon } from "./lib/daemon.mjs";
+import { run } from "./lib/proc.mjs";
 import { launch, screenshot, settle } from "./lib/browser.mjs";
 import { SEEDED_PROPOSAL } from "./lib/seed.mjs";
 
-const SHOTS =
-  process.env.SCREENSHOT_DIR || path.join(REPO, "target", process.env.E2E_TARGET === "mock" ? "ui-screenshots-mock" : "ui-screenshots");
+const SHOTS = process.env.SCREENSHOT_DIR || path.join(REPO, "target", "ui-screenshots");
 const TIMEOUT = 8000;
 
 let target;
@@ -96,7 +95,7 @@ async function expectValue(locator, re, timeout = TIMEOUT) {
 
 describe("dashboard", { timeout: 60_000 }, () => {
   before(async () => {
-    target = process.env.E2E_TARGET === "mock" ? await startMockApi() : await startDaemon();
+    target = await startDaemon();
     console.log(`# target: ${target.kind} at ${target.base} (seeded by ${target.seeded})`);
     browser = await launch();
     context = await browser.newContext({ viewport: { width: 1280, height: 860 }, colorScheme: "light", reducedMotion: "reduce" });
@@ -199,6 +198,21 @@ describe("dashboard", { timeout: 60_000 }, () => {
 
   scenario("switch mode to rl in Settings and see it on Overview", async () => {
     await go("settings");
+    // RL needs a Tinker key first: the switch is refused with what is missing.
+    await page.locator(tid("mode-rl")).click();
+    await expectText(page.locator(tid("settings-error")), /RL cannot start yet[\s\S]*rl\.api_key/);
+    assert.equal(await page.locator(tid("mode-skills_only")).isChecked(), true);
+    // Settings given with the CLI reach the running daemon at once (no restart, no polling).
+    // A closed local port and a missing tokenizer: RL fails fast, never leaving the machine.
+    const env = { METACLAW_HOME: target.home, NO_COLOR: "1" };
+    for (const [key, value] of [
+      ["rl.api_key", "tk-e2e"],
+      ["rl.base_url", "http://127.0.0.1:9"],
+      ["rl.tokenizer_path", "/nonexistent/tokenizer.json"],
+    ]) {
+      const r = await run(METACLAW_BIN, ["config", key, value], { env });
+      assert.equal(r.code, 0, `metaclaw config ${key}: ${r.stderr}`);
+    }
     await page.locator(tid("mode-rl")).check();
     await expectText(page.locator(tid("toast")).last(), /Saved: mode RL/);
     assert.equal(await page.locator(tid("settings-error")).count(), 0);

@@ -322,12 +322,13 @@ async fn every_route_answers_and_no_secret_leaks() {
             .0,
         200
     );
+    let (s, bundled) = api
+        .send(Method::DELETE, "/api/skills/fix-flaky-tests", json!({}))
+        .await;
     assert_eq!(
-        api.send(Method::DELETE, "/api/skills/fix-flaky-tests", json!({}))
-            .await
-            .0,
-        400,
-        "bundled skills are disabled, not deleted"
+        (s.as_u16(), bundled["error"]["code"].as_str()),
+        (409, Some("conflict")),
+        "bundled skills are disabled, not deleted: {bundled}"
     );
 
     let (s, r) = api
@@ -345,11 +346,13 @@ async fn every_route_answers_and_no_secret_leaks() {
             .0,
         400
     );
-    assert_eq!(
-        api.send(Method::POST, "/api/retrieval", json!({"nope": 1}))
-            .await
-            .0,
-        422
+    let (s, err) = api
+        .send(Method::POST, "/api/retrieval", json!({"nope": 1}))
+        .await;
+    assert_eq!(s, 400);
+    assert!(
+        err["error"]["message"].as_str().unwrap().contains("query"),
+        "{err}"
     );
 
     let (s, proposals) = api.get("/api/proposals?status=pending").await;
@@ -409,11 +412,37 @@ async fn every_route_answers_and_no_secret_leaks() {
     let (s, config) = api.get("/api/config").await;
     assert_eq!(s, 200);
     bodies.push_str(&config.to_string());
+    // RL is not switched on while settings it needs are missing: the error names them.
+    let (s, refused) = api
+        .send(Method::PATCH, "/api/config", json!({"mode": "rl"}))
+        .await;
+    assert_eq!(
+        (s.as_u16(), refused["error"]["code"].as_str()),
+        (409, Some("not_ready")),
+        "{refused}"
+    );
+    let keys = refused["error"]["keys"].to_string();
+    assert!(keys.contains("rl.api_key"), "{keys}");
+    assert_eq!(api.get("/api/status").await.1["mode"], "skills_only");
+    // Any key by its dotted name; RL settings that fail fast without leaving the machine.
+    let (s, patched) = api
+        .send(
+            Method::PATCH,
+            "/api/config",
+            json!({"set": {"rl.model": "Qwen/Qwen3-4B", "rl.api_key": "tk-test", "rl.base_url": "http://127.0.0.1:9", "rl.tokenizer_path": "/nonexistent/tokenizer.json"}}),
+        )
+        .await;
+    assert_eq!(s, 200, "{patched}");
+    assert_eq!(patched["config"]["rl"]["model"], "Qwen/Qwen3-4B");
     let (s, patched) = api
         .send(Method::PATCH, "/api/config", json!({"mode": "rl"}))
         .await;
-    assert_eq!(s, 200);
+    assert_eq!(s, 200, "{patched}");
     assert_eq!(patched["restart_required"], false);
+    assert_eq!(
+        patched["config"]["rl"]["enabled"], true,
+        "the mode and rl.enabled move together"
+    );
     assert_eq!(api.get("/api/status").await.1["mode"], "rl");
     let yaml = std::fs::read_to_string(h.home().join("config.yaml")).unwrap_or_default();
     assert!(yaml.contains("mode: rl"), "{yaml}");
@@ -422,12 +451,29 @@ async fn every_route_answers_and_no_secret_leaks() {
         .await;
     assert_eq!(s, 400);
     assert!(err["error"]["message"].as_str().unwrap().contains("turbo"));
+    let (s, err) = api
+        .send(Method::PATCH, "/api/config", json!({"colour": "red"}))
+        .await;
     assert_eq!(
-        api.send(Method::PATCH, "/api/config", json!({"colour": "red"}))
-            .await
-            .0,
-        422
+        (s.as_u16(), err["error"]["code"].as_str()),
+        (400, Some("bad_request"))
     );
+    assert!(
+        err["error"]["message"].as_str().unwrap().contains("colour"),
+        "{err}"
+    );
+    let (s, err) = api
+        .send(
+            Method::PATCH,
+            "/api/config",
+            json!({"set": {"proxy.port": "many"}}),
+        )
+        .await;
+    assert_eq!(
+        (s.as_u16(), err["error"]["code"].as_str()),
+        (400, Some("invalid_setting"))
+    );
+    assert_eq!(err["error"]["keys"], json!(["proxy.port"]));
     let (s, llm) = api
         .send(
             Method::PATCH,

@@ -4,7 +4,12 @@ use anyhow::{Result, bail};
 use metaclaw_config::Home;
 use serde_json::Value;
 
-use crate::daemon::is_running;
+use std::time::Duration;
+
+use metaclaw_core::api::ops::config::{ConfigPatch, PatchConfig};
+use metaclaw_core::live::LiveConfig;
+
+use crate::connection::Core;
 use crate::output::{say, warn};
 
 fn is_secret(key: &str) -> bool {
@@ -54,22 +59,81 @@ pub fn run(home: &Home, key: String, value: Option<String>) -> Result<()> {
             }
         }
         (key, Some(raw)) => {
-            let loaded = metaclaw_config::set_and_save(&path, key, &raw)?;
-            for w in &loaded.warnings {
-                warn(&w.to_string());
+            let value = metaclaw_config::coerce(&raw);
+            let change = set(home, key, value)?;
+            for w in &change.config_warnings {
+                warn(w);
             }
             let shown = if is_secret(key) {
                 "(hidden)".to_owned()
             } else {
-                render(loaded.document.get(key).unwrap_or(&Value::Null))
+                let effective = serde_json::to_value(&change.config)?;
+                let pointer = format!("/{}", key.replace('.', "/"));
+                render(
+                    effective
+                        .pointer(&pointer)
+                        .unwrap_or(&metaclaw_config::coerce(&raw)),
+                )
             };
             say(&format!("{key} = {shown}"));
-            if is_running(home) {
-                say(
-                    "MetaClaw is running: restart it (`metaclaw stop && metaclaw start`) to apply the change.",
-                );
+            for w in &change.warnings {
+                warn(w);
+            }
+            if change.restart_required && change.running {
+                say(&format!(
+                    "MetaClaw is running: restart it (`metaclaw stop && metaclaw start`) to apply {}.",
+                    change.restart_keys.join(", ")
+                ));
             }
             Ok(())
         }
     }
+}
+
+/// What a change did, from the running core or from this process.
+struct Changed {
+    config: metaclaw_config::Config,
+    warnings: Vec<String>,
+    config_warnings: Vec<String>,
+    restart_required: bool,
+    restart_keys: Vec<String>,
+    running: bool,
+}
+
+/// One change through the settings path: the running core's (over its API), or this
+/// process's with the home directory locked when nothing runs. A config.yaml that does not
+/// load is repaired this way too: the file is changed key by key and validated as a whole.
+fn set(home: &Home, key: &str, value: Value) -> Result<Changed> {
+    let patch = ConfigPatch {
+        set: Some([(key.to_owned(), value)].into_iter().collect()),
+        ..ConfigPatch::default()
+    };
+    if metaclaw_core::instance::is_running(home) {
+        let core = Core::running(home, "metaclaw start", Duration::from_secs(30))?;
+        let c = core.call::<PatchConfig>((), patch)?;
+        return Ok(Changed {
+            config: c.config,
+            warnings: c.warnings,
+            config_warnings: c.config_warnings,
+            restart_required: c.restart_required,
+            restart_keys: c.restart_keys,
+            running: true,
+        });
+    }
+    home.ensure()?;
+    let _lock = metaclaw_core::instance::InstanceLock::acquire(home)?;
+    let current = metaclaw_config::load(&home.config_path())
+        .map(|l| l.config)
+        .unwrap_or_default();
+    let (events, _) = tokio::sync::broadcast::channel(1);
+    let live = LiveConfig::new(current, home.config_path(), events);
+    let applied = metaclaw_core::settings::apply(&live, patch.changes())?;
+    Ok(Changed {
+        config: (*applied.config).clone(),
+        warnings: applied.warnings,
+        config_warnings: applied.config_warnings,
+        restart_required: !applied.restart_keys.is_empty(),
+        restart_keys: applied.restart_keys,
+        running: false,
+    })
 }

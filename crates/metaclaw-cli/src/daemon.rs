@@ -14,7 +14,12 @@ use metaclaw_config::Home;
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 
+use metaclaw_core::api::NoInput;
+use metaclaw_core::api::ops::login::NewLoginCode;
+use metaclaw_core::api::ops::wiring::{Unwire, Wire};
+
 use crate::cli::StartArgs;
+use crate::connection::Core;
 use crate::output::{say, warn};
 
 // The single-instance rule is shared with the tray app (metaclaw-core's `instance`).
@@ -99,15 +104,8 @@ pub fn start_detached(home: &Home, args: &StartArgs) -> Result<()> {
             .map(|s| format!(" (pid {}, http://{}:{}/v1)", s.pid, s.host, s.port))
             .unwrap_or_default();
         say(&format!("MetaClaw is already running{at}."));
-        if !args.no_wire
-            && let (Some(state), Ok(loaded)) =
-                (read_state(home), metaclaw_config::load(&home.config_path()))
-        {
-            show_wiring(metaclaw_core::wiring::wire(
-                &loaded.config,
-                home,
-                state.port,
-            ));
+        if !args.no_wire {
+            wire(home)?;
         }
         return Ok(());
     }
@@ -188,12 +186,15 @@ pub fn start_detached(home: &Home, args: &StartArgs) -> Result<()> {
         log_path.display()
     ));
     if !args.no_wire {
-        show_wiring(metaclaw_core::wiring::wire(
-            &config,
-            home,
-            config.proxy.port,
-        ));
+        wire(home)?;
     }
+    Ok(())
+}
+
+/// Point the agent at the proxy, through the running core (its wiring state lives in the home).
+fn wire(home: &Home) -> Result<()> {
+    let core = Core::running(home, "metaclaw start", Duration::from_secs(120))?;
+    show_wiring(core.call::<Wire>((), NoInput {})?);
     Ok(())
 }
 
@@ -208,8 +209,8 @@ fn show_wiring(report: metaclaw_core::wiring::WiringReport) {
 
 /// Restore the agent's configuration (`stop --unwire`, `uninstall`).
 pub fn unwire(home: &Home) -> Result<()> {
-    let loaded = metaclaw_config::load(&home.config_path())?;
-    show_wiring(metaclaw_core::wiring::unwire(&loaded.config, home));
+    let core = Core::connect(home)?;
+    show_wiring(core.call::<Unwire>((), NoInput {})?);
     Ok(())
 }
 
@@ -310,43 +311,14 @@ pub fn stop(home: &Home) -> Result<()> {
     Ok(())
 }
 
-/// The running daemon's base URL and dashboard token, for CLI verbs that call its `/api`.
-/// `start_hint` is the command the error suggests when nothing runs.
-pub fn running_api(home: &Home, start_hint: &str) -> Result<(String, String)> {
-    let state = read_state(home)
-        .filter(|_| is_running(home))
-        .with_context(|| format!("MetaClaw is not running; start it with `{start_hint}`"))?;
-    let token = std::fs::read_to_string(home.dashboard_token_path()).with_context(|| {
-        format!(
-            "no dashboard token in {}",
-            home.dashboard_token_path().display()
-        )
-    })?;
-    Ok((
-        format!("http://127.0.0.1:{}", state.port),
-        token.trim().to_owned(),
-    ))
-}
-
-/// A one-time login link for the running daemon's dashboard.
+/// A one-time login link for the running core's dashboard.
 pub fn dashboard(home: &Home, print_only: bool) -> Result<()> {
-    let (base, token) = running_api(home, "metaclaw start")?;
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
-    let code: serde_json::Value = runtime.block_on(async {
-        reqwest::Client::new()
-            .post(format!("{base}/api/login-codes"))
-            .bearer_auth(&token)
-            .send()
-            .await?
-            .error_for_status()?
-            .json()
-            .await
-    })?;
+    let core = Core::running(home, "metaclaw start", Duration::from_secs(10))?;
+    let code = core.call::<NewLoginCode>((), NoInput {})?;
     let url = format!(
-        "{base}/login?code={}",
-        code["code"].as_str().unwrap_or_default()
+        "{}/login?code={}",
+        core.base_url().unwrap_or_default(),
+        code.code
     );
     say(&url);
     if !print_only {

@@ -2,6 +2,7 @@
 
 mod cli;
 mod config_cmd;
+mod connection;
 mod daemon;
 mod output;
 mod presets;
@@ -23,7 +24,9 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let home = match Home::from_env() {
         Ok(h) => h,
-        Err(e) => return output::fail(&format!("cannot find the MetaClaw home directory: {e}")),
+        Err(e) => {
+            return output::fail(&format!("cannot find the MetaClaw home directory: {e}"), 1);
+        }
     };
     let result = match cli.command {
         Command::Setup(args) => setup::run(&home, args),
@@ -56,6 +59,13 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
-        Err(e) => output::fail(&format!("{e:#}")),
+        Err(e) => {
+            // The exit status follows the class of an API error (README, "Exit status").
+            let code = e
+                .chain()
+                .find_map(|c| c.downcast_ref::<metaclaw_core::api::ApiError>())
+                .map_or(1, |a| a.code.exit_code());
+            output::fail(&format!("{e:#}"), code)
+        }
     }
 }

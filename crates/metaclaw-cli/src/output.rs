@@ -13,8 +13,8 @@ pub fn warn(line: &str) {
     let _ = writeln!(err, "warning: {line}");
 }
 
-pub fn fail(message: &str) -> ExitCode {
+pub fn fail(message: &str, code: u8) -> ExitCode {
     let mut err = std::io::stderr().lock();
     let _ = writeln!(err, "error: {message}");
-    ExitCode::FAILURE
+    ExitCode::from(code)
 }

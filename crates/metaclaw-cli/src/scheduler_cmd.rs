@@ -1,13 +1,13 @@
 //! `metaclaw scheduler status | next-window`.
 
-use std::sync::Arc;
-
 use anyhow::Result;
 use chrono::{DateTime, Local, Utc};
 use metaclaw_config::Home;
-use metaclaw_domain::SystemClock;
+use metaclaw_core::api::NoInput;
+use metaclaw_core::api::ops::scheduler::GetScheduler;
 
 use crate::cli::SchedulerCommand;
+use crate::connection::Core;
 use crate::output::say;
 
 fn local(t: DateTime<Utc>) -> String {
@@ -17,18 +17,17 @@ fn local(t: DateTime<Utc>) -> String {
 }
 
 pub fn run(home: &Home, cmd: SchedulerCommand) -> Result<()> {
-    let config = metaclaw_config::load(&home.config_path())?.config;
-    home.ensure()?;
-    // Reads the state the daemon persisted; this process starts no background work.
-    let scheduler = metaclaw_core::scheduling::build(&config, home, Arc::new(SystemClock));
+    // The running core's scheduler, or (when nothing runs) one built from config.yaml that
+    // reads the state the daemon persisted and starts no background work.
+    let view = Core::connect(home)?.call::<GetScheduler>((), NoInput {})?;
     match cmd {
         SchedulerCommand::Status { json } => {
-            let status = scheduler.status();
+            let status = view.status;
             if json {
                 say(&serde_json::to_string_pretty(&status)?);
                 return Ok(());
             }
-            let gated = config.scheduler.enabled || config.mode == metaclaw_config::Mode::Auto;
+            let gated = view.enabled;
             say(&format!(
                 "state      {:?} since {}",
                 status.state,
@@ -56,7 +55,7 @@ pub fn run(home: &Home, cmd: SchedulerCommand) -> Result<()> {
             Ok(())
         }
         SchedulerCommand::NextWindow { json } => {
-            let next = scheduler.next_window(Utc::now());
+            let next = view.next_window;
             if json {
                 say(&serde_json::to_string_pretty(&next)?);
                 return Ok(());

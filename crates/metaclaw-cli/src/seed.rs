@@ -37,6 +37,8 @@ fn turn(session: &str, n: u64, user: &str, answer: &str, skill: Option<&str>) ->
 
 pub fn run(home: &Home) -> Result<()> {
     home.ensure()?;
+    // Writes the database directly, so only while nothing else runs on this home.
+    let _lock = metaclaw_core::instance::InstanceLock::acquire(home)?;
     let store = Arc::new(
         Store::open(home.db_path())
             .with_context(|| format!("could not open {}", home.db_path().display()))?,

@@ -1,32 +1,39 @@
-//! `metaclaw skills …`: the same operations the dashboard calls, on the same core functions.
-
-use std::sync::Arc;
+//! `metaclaw skills …` and `metaclaw feedback`: the dashboard's operations, on the running core
+//! (or on the home directory when nothing runs).
 
 use anyhow::{Context, Result, bail};
 use metaclaw_config::Home;
-use metaclaw_core::SkillService;
+use metaclaw_core::api::NoInput;
+use metaclaw_core::api::ops::config::GetConfig;
+use metaclaw_core::api::ops::proposals::{
+    Approve, ApproveInput, Distil, DistilInput, GetProposal, ListProposals, ProposalFilter, Reject,
+    RejectInput, Undo,
+};
+use metaclaw_core::api::ops::sessions::{FeedbackInput, SetFeedback};
+use metaclaw_core::api::ops::skills::{
+    GetLibrary, GetSkill, InstallBundled, ListSkills, RetrievalInput, RollbackInput, RollbackSkill,
+    SetSkillState, SkillFilter, SkillHistory, SkillSwitches, TryRetrieval,
+};
 use metaclaw_skills::{Level, Sources};
 
 use crate::cli::SkillsCommand;
+use crate::connection::Core;
 use crate::output::say;
-
-fn service(home: &Home) -> Result<(metaclaw_config::Config, Arc<SkillService>)> {
-    let loaded = metaclaw_config::load(&home.config_path())?;
-    home.ensure()?;
-    let store = metaclaw_store::Store::open(home.db_path())
-        .with_context(|| format!("could not open {}", home.db_path().display()))?;
-    let service = SkillService::new(&loaded.config, home, Arc::new(store))?;
-    Ok((loaded.config, service))
-}
 
 pub fn run(home: &Home, cmd: SkillsCommand) -> Result<()> {
     match cmd {
+        SkillsCommand::Lint { dir } => lint(home, dir),
+        cmd => {
+            let core = Core::connect(home)?;
+            run_on(&core, cmd)
+        }
+    }
+}
+
+fn run_on(core: &Core, cmd: SkillsCommand) -> Result<()> {
+    match cmd {
         SkillsCommand::List { category, json } => {
-            let (_, svc) = service(home)?;
-            let mut skills = svc.list();
-            if let Some(c) = &category {
-                skills.retain(|s| &s.category == c);
-            }
+            let skills = core.call::<ListSkills>((), SkillFilter { q: None, category })?;
             if json {
                 say(&serde_json::to_string_pretty(&skills)?);
                 return Ok(());
@@ -55,40 +62,28 @@ pub fn run(home: &Home, cmd: SkillsCommand) -> Result<()> {
                 ));
             }
             say(&format!("{} skills", skills.len()));
-            for p in svc
-                .library()
-                .problems()
-                .iter()
-                .filter(|p| p.level == Level::Error)
-            {
+            let library = core.call::<GetLibrary>((), NoInput {})?;
+            for p in library.problems.iter().filter(|p| p.level == Level::Error) {
                 crate::output::warn(&format!("skipped {p}"));
             }
             Ok(())
         }
         SkillsCommand::Show { name } => {
-            let (_, svc) = service(home)?;
-            let lib = svc.library();
-            let skill = lib
-                .get(&name)
-                .with_context(|| format!("no skill named `{name}` (see `metaclaw skills list`)"))?;
-            say(&format!("# {}", skill.path.display()));
-            let text = skill.file_text();
-            say(text.trim_end());
+            let detail = core.call::<GetSkill>(name, NoInput {})?;
+            say(&format!("# {}", detail.skill.path));
+            say(detail.content.trim_end());
             Ok(())
         }
         SkillsCommand::Search { query, json } => {
-            let (config, svc) = service(home)?;
-            let runtime = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()?;
-            let retrieval = runtime.block_on(svc.retrieve(&query));
+            let retrieval = core.call::<TryRetrieval>((), RetrievalInput { query })?;
             if json {
                 say(&serde_json::to_string_pretty(&retrieval)?);
                 return Ok(());
             }
+            let c = core.call::<GetConfig>((), NoInput {})?;
             say(&format!(
                 "mode {:?}, min_score {}, top_k {}",
-                retrieval.mode, config.skills.min_score, config.skills.top_k
+                retrieval.mode, c.skills.min_score, c.skills.top_k
             ));
             if retrieval.candidates.is_empty() {
                 say("no skill matches this request: nothing would be injected");
@@ -102,114 +97,29 @@ pub fn run(home: &Home, cmd: SkillsCommand) -> Result<()> {
             }
             Ok(())
         }
-        SkillsCommand::Enable { name } => switch(home, &name, Some(true), None, "enabled"),
-        SkillsCommand::Disable { name } => switch(home, &name, Some(false), None, "disabled"),
-        SkillsCommand::Pin { name } => switch(home, &name, None, Some(true), "pinned"),
-        SkillsCommand::Unpin { name } => switch(home, &name, None, Some(false), "unpinned"),
-        SkillsCommand::Lint { dir } => lint(home, dir),
-        cmd @ (SkillsCommand::Distil { .. }
-        | SkillsCommand::Pending { .. }
-        | SkillsCommand::Approve { .. }
-        | SkillsCommand::Reject { .. }
-        | SkillsCommand::Undo { .. }
-        | SkillsCommand::History { .. }
-        | SkillsCommand::Rollback { .. }) => run_evolution(home, cmd),
+        SkillsCommand::Enable { name } => switch(core, name, Some(true), None, "enabled"),
+        SkillsCommand::Disable { name } => switch(core, name, Some(false), None, "disabled"),
+        SkillsCommand::Pin { name } => switch(core, name, None, Some(true), "pinned"),
+        SkillsCommand::Unpin { name } => switch(core, name, None, Some(false), "unpinned"),
         SkillsCommand::Install => {
-            let loaded = metaclaw_config::load(&home.config_path())?;
-            let dir = loaded.config.skills_dir(home);
-            let installed = metaclaw_skills::install_bundled(&dir)
-                .with_context(|| format!("could not write to {}", dir.display()))?;
+            let installed = core.call::<InstallBundled>((), NoInput {})?;
             say(&format!(
                 "Installed {} skills into {} (existing ones kept).",
-                installed.len(),
-                dir.display()
+                installed.installed.len(),
+                installed.dir
             ));
             Ok(())
         }
-    }
-}
-
-fn switch(
-    home: &Home,
-    name: &str,
-    enabled: Option<bool>,
-    pinned: Option<bool>,
-    what: &str,
-) -> Result<()> {
-    let (_, svc) = service(home)?;
-    svc.set_state(name, enabled, pinned)?;
-    say(&format!("{name}: {what}"));
-    Ok(())
-}
-
-fn lint(home: &Home, dir: Option<std::path::PathBuf>) -> Result<()> {
-    let findings = match dir {
-        Some(dir) => {
-            if !dir.is_dir() {
-                bail!("{} is not a folder", dir.display());
-            }
-            metaclaw_skills::lint_dir(&dir)
-        }
-        None => {
-            let loaded = metaclaw_config::load(&home.config_path())?;
-            let sources = Sources {
-                user_dir: Some(loaded.config.skills_dir(home)),
-                bundled: true,
-            };
-            metaclaw_skills::Library::load(&sources).problems().to_vec()
-        }
-    };
-    for f in &findings {
-        say(&f.to_string());
-    }
-    let errors = findings.iter().filter(|f| f.level == Level::Error).count();
-    let warnings = findings.len() - errors;
-    say(&format!("{errors} errors, {warnings} warnings"));
-    if errors > 0 {
-        bail!("{errors} skill(s) have errors");
-    }
-    Ok(())
-}
-
-fn evolution(
-    home: &Home,
-) -> Result<(
-    Arc<SkillService>,
-    Arc<metaclaw_core::Evolution>,
-    Arc<metaclaw_store::Store>,
-)> {
-    let loaded = metaclaw_config::load(&home.config_path())?;
-    home.ensure()?;
-    let store = Arc::new(
-        metaclaw_store::Store::open(home.db_path())
-            .with_context(|| format!("could not open {}", home.db_path().display()))?,
-    );
-    let skills = SkillService::new(&loaded.config, home, store.clone())?;
-    let (events, _) = tokio::sync::broadcast::channel(16);
-    let evo = metaclaw_core::Evolution::new(&loaded.config, store.clone(), skills.clone(), events);
-    Ok((skills, evo, store))
-}
-
-pub fn run_evolution(home: &Home, cmd: SkillsCommand) -> Result<()> {
-    let (_, evo, store) = evolution(home)?;
-    match cmd {
         SkillsCommand::Distil { session } => {
-            let session = match session {
-                Some(s) => s,
-                None => store
-                    .sessions(1)?
-                    .into_iter()
-                    .next()
-                    .map(|s| s.id)
-                    .context("no sessions recorded yet")?,
-            };
-            let runtime = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()?;
-            let report =
-                runtime.block_on(evo.distil(&session, metaclaw_core::EvolutionTrigger::Manual))?;
+            let report = core.call::<Distil>(
+                (),
+                DistilInput {
+                    session_id: session,
+                },
+            )?;
             say(&format!(
-                "session {session}: {} signals, run {}",
+                "session {}: {} signals, run {}",
+                report.session_id,
                 report.signals.len(),
                 report.status.as_str()
             ));
@@ -240,7 +150,12 @@ pub fn run_evolution(home: &Home, cmd: SkillsCommand) -> Result<()> {
             Ok(())
         }
         SkillsCommand::Pending { json } => {
-            let pending = evo.proposals(Some(metaclaw_store::ProposalStatus::Pending))?;
+            let pending = core.call::<ListProposals>(
+                (),
+                ProposalFilter {
+                    status: Some("pending".into()),
+                },
+            )?;
             if json {
                 say(&serde_json::to_string_pretty(&pending)?);
                 return Ok(());
@@ -257,25 +172,21 @@ pub fn run_evolution(home: &Home, cmd: SkillsCommand) -> Result<()> {
                     p.session_id.as_deref().unwrap_or("-"),
                     p.reason
                 ));
-                if let Some(diff) = &p.diff {
-                    say(diff.trim_end());
-                } else {
-                    say(p.content.trim_end());
-                }
+                say(p.diff.as_deref().unwrap_or(&p.content).trim_end());
                 say("");
             }
             Ok(())
         }
         SkillsCommand::Approve { id, edit, file } => {
-            let edited = match (edit, file) {
+            let content = match (edit, file) {
                 (_, Some(path)) => Some(
                     std::fs::read_to_string(&path)
                         .with_context(|| format!("could not read {}", path.display()))?,
                 ),
-                (true, None) => Some(edit_in_editor(&evo, id)?),
+                (true, None) => Some(edit_in_editor(core, id)?),
                 (false, None) => None,
             };
-            let v = evo.approve(id, edited)?;
+            let v = core.call::<Approve>(id, ApproveInput { content })?;
             say(&format!(
                 "Approved #{id}: `{}` is now version {} (generation {}).",
                 v.skill_name, v.version, v.generation
@@ -283,12 +194,12 @@ pub fn run_evolution(home: &Home, cmd: SkillsCommand) -> Result<()> {
             Ok(())
         }
         SkillsCommand::Reject { id, reason } => {
-            evo.reject(id, reason)?;
+            core.call::<Reject>(id, RejectInput { reason })?;
             say(&format!("Rejected #{id}; it will not be proposed again."));
             Ok(())
         }
         SkillsCommand::Undo { id } => {
-            let v = evo.undo(id)?;
+            let v = core.call::<Undo>(id, NoInput {})?;
             say(&format!(
                 "Undid #{id}: `{}` is back as before (version {}).",
                 v.skill_name, v.version
@@ -296,7 +207,7 @@ pub fn run_evolution(home: &Home, cmd: SkillsCommand) -> Result<()> {
             Ok(())
         }
         SkillsCommand::History { name } => {
-            let versions = evo.history(&name)?;
+            let versions = core.call::<SkillHistory>(name.clone(), NoInput {})?;
             if versions.is_empty() {
                 say(&format!(
                     "`{name}` has no recorded versions (it was never changed through MetaClaw)."
@@ -320,23 +231,61 @@ pub fn run_evolution(home: &Home, cmd: SkillsCommand) -> Result<()> {
             Ok(())
         }
         SkillsCommand::Rollback { name, version } => {
-            let v = evo.rollback(&name, version)?;
+            let v = core.call::<RollbackSkill>(name.clone(), RollbackInput { version })?;
             say(&format!(
                 "`{name}` restored to v{version} (recorded as v{}).",
                 v.version
             ));
             Ok(())
         }
-        _ => unreachable!("not an evolution command"),
+        SkillsCommand::Lint { .. } => unreachable!("lint reads files and runs without a core"),
     }
 }
 
-fn edit_in_editor(evo: &metaclaw_core::Evolution, id: i64) -> Result<String> {
-    let p = evo
-        .proposals(None)?
-        .into_iter()
-        .find(|p| p.id == id)
-        .with_context(|| format!("no proposal #{id}"))?;
+fn switch(
+    core: &Core,
+    name: String,
+    enabled: Option<bool>,
+    pinned: Option<bool>,
+    what: &str,
+) -> Result<()> {
+    core.call::<SetSkillState>(name.clone(), SkillSwitches { enabled, pinned })?;
+    say(&format!("{name}: {what}"));
+    Ok(())
+}
+
+/// Lint reads SKILL.md files only; it needs no running core.
+fn lint(home: &Home, dir: Option<std::path::PathBuf>) -> Result<()> {
+    let findings = match dir {
+        Some(dir) => {
+            if !dir.is_dir() {
+                bail!("{} is not a folder", dir.display());
+            }
+            metaclaw_skills::lint_dir(&dir)
+        }
+        None => {
+            let loaded = metaclaw_config::load(&home.config_path())?;
+            let sources = Sources {
+                user_dir: Some(loaded.config.skills_dir(home)),
+                bundled: true,
+            };
+            metaclaw_skills::Library::load(&sources).problems().to_vec()
+        }
+    };
+    for f in &findings {
+        say(&f.to_string());
+    }
+    let errors = findings.iter().filter(|f| f.level == Level::Error).count();
+    let warnings = findings.len() - errors;
+    say(&format!("{errors} errors, {warnings} warnings"));
+    if errors > 0 {
+        bail!("{errors} skill(s) have errors");
+    }
+    Ok(())
+}
+
+fn edit_in_editor(core: &Core, id: i64) -> Result<String> {
+    let p = core.call::<GetProposal>(id, NoInput {})?;
     let dir = tempfile::tempdir()?;
     let path = dir.path().join("SKILL.md");
     std::fs::write(&path, &p.content)?;
@@ -354,9 +303,15 @@ fn edit_in_editor(evo: &metaclaw_core::Evolution, id: i64) -> Result<String> {
 }
 
 pub fn feedback(home: &Home, turn_id: &str, rating: &str, note: Option<String>) -> Result<()> {
-    let (_, evo, _) = evolution(home)?;
+    let core = Core::connect(home)?;
     let value = if rating == "up" { 1 } else { -1 };
-    evo.feedback(turn_id, value, note)?;
+    core.call::<SetFeedback>(
+        turn_id.to_owned(),
+        FeedbackInput {
+            rating: value,
+            note,
+        },
+    )?;
     say(&format!("Recorded thumbs {rating} on turn {turn_id}."));
     Ok(())
 }

@@ -7,7 +7,11 @@ use chrono::{Local, TimeZone, Utc};
 use metaclaw_config::Home;
 use serde_json::{Value, json};
 
+use metaclaw_core::api::NoInput;
+use metaclaw_core::api::ops::status::{GetStatus, Status};
+
 use crate::cli::StatusArgs;
+use crate::connection::Core;
 use crate::daemon::{is_running, read_state};
 use crate::output::say;
 
@@ -23,30 +27,31 @@ pub fn run(home: &Home, args: &StatusArgs) -> Result<()> {
 
     let running = is_running(home);
     let state = read_state(home).filter(|_| running);
-    let health: Option<Value> = state.as_ref().and_then(|s| {
-        let url = format!("http://127.0.0.1:{}/healthz", s.port);
-        runtime.block_on(async { client.get(url).send().await.ok()?.json().await.ok() })
+    // The running core answers for itself; a stopped one is summarised from its database,
+    // opened read-only (status never writes to a home).
+    let live: Option<Status> = state.as_ref().and_then(|_| {
+        Core::running(home, "metaclaw start", Duration::from_secs(5))
+            .ok()?
+            .call::<GetStatus>((), NoInput {})
+            .ok()
     });
     let upstream = runtime.block_on(probe_upstream(&client, &config));
-    let rl: Option<Value> = state.as_ref().and_then(|s| {
-        let token = std::fs::read_to_string(home.dashboard_token_path()).ok()?;
-        let url = format!("http://127.0.0.1:{}/api/rl", s.port);
-        runtime.block_on(async {
-            let req = client.get(url).bearer_auth(token.trim());
-            req.send().await.ok()?.json().await.ok()
-        })
-    });
-    let turns_today = turns_today(home);
-    let evolution = evolution_summary(home);
+    let (turns_today, evolution, rl) = match &live {
+        Some(s) => (
+            Some(s.counts.turns_today),
+            json!({"pending_proposals": s.counts.pending_proposals, "last_evolution_failure": s.last_evolution_failure}),
+            Some(serde_json::to_value(&s.rl)?),
+        ),
+        None => (turns_today(home), evolution_summary(home), None),
+    };
 
     let report = json!({
         "running": running,
-        "healthy": health.as_ref().and_then(|h| h.get("ok")).and_then(Value::as_bool).unwrap_or(false),
+        "healthy": live.is_some(),
         "pid": state.as_ref().map(|s| s.pid),
         "port": state.as_ref().map_or(config.proxy.port, |s| s.port),
-        "mode": health.as_ref().and_then(|h| h.get("mode").cloned())
-            .or_else(|| serde_json::to_value(config.mode).ok()),
-        "uptime_s": health.as_ref().and_then(|h| h.get("uptime_s").cloned()),
+        "mode": live.as_ref().map(|s| s.mode).unwrap_or(config.mode),
+        "uptime_s": live.as_ref().map(|s| s.uptime_s),
         "upstream": {"url": config.llm.api_base, "reachable": upstream.0, "detail": upstream.1},
         "turns_today": turns_today,
         "skills": evolution,

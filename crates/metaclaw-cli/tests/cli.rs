@@ -551,3 +551,134 @@ fn start_without_openclaw_prints_manual_steps_and_still_runs() {
         );
     metaclaw(home.path()).arg("stop").assert().success();
 }
+
+/// While a daemon runs, the CLI is a client of its API: a change is visible to the daemon the
+/// moment the command returns (there is no polling), and errors exit with their class.
+#[test]
+fn the_cli_talks_to_the_running_daemon() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let mock = rt.block_on(MockUpstream::start()).unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let port = free_port();
+    std::fs::write(
+        home.path().join("config.yaml"),
+        format!(
+            "llm:\n  provider: custom\n  model_id: mock-model\n  api_base: {}\n  api_key: k\nproxy:\n  port: {port}\n  api_key: pk\nclaw_type: none\n",
+            mock.openai_base()
+        ),
+    )
+    .unwrap();
+    metaclaw(home.path()).arg("start").assert().success();
+    let token = std::fs::read_to_string(home.path().join("dashboard.token")).unwrap();
+    let get = |path: &str| -> serde_json::Value {
+        rt.block_on(async {
+            reqwest::Client::new()
+                .get(format!("http://127.0.0.1:{port}{path}"))
+                .bearer_auth(token.trim())
+                .send()
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap()
+        })
+    };
+    let enabled = |skills: &serde_json::Value, name: &str| {
+        skills
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["name"] == name)
+            .map(|s| s["enabled"].as_bool().unwrap())
+    };
+
+    metaclaw(home.path())
+        .args(["skills", "disable", "fix-flaky-tests"])
+        .assert()
+        .success();
+    assert_eq!(enabled(&get("/api/skills"), "fix-flaky-tests"), Some(false));
+    metaclaw(home.path())
+        .args(["config", "skills.evolution_every_n_turns", "3"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("restart").not());
+    assert_eq!(get("/api/config")["skills"]["evolution_every_n_turns"], 3);
+    // And the other way round: the CLI shows what the daemon has.
+    metaclaw(home.path())
+        .args(["skills", "enable", "fix-flaky-tests"])
+        .assert()
+        .success();
+    metaclaw(home.path())
+        .args(["skills", "list", "--json"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("\"enabled\": false").not());
+
+    // Exit status by class: not found 3, not ready 4, bad input 2.
+    metaclaw(home.path())
+        .args(["skills", "show", "no-such-skill"])
+        .assert()
+        .code(3)
+        .stderr(predicate::str::contains("no skill named `no-such-skill`"));
+    metaclaw(home.path())
+        .args(["skills", "approve", "999"])
+        .assert()
+        .code(3)
+        .stderr(predicate::str::contains("no proposal #999"));
+    metaclaw(home.path())
+        .args(["config", "mode", "rl"])
+        .assert()
+        .code(4)
+        .stderr(predicate::str::contains("rl.api_key"));
+    metaclaw(home.path())
+        .args(["config", "proxy.port", "many"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("proxy.port"));
+    assert_eq!(get("/api/status")["mode"], "skills_only");
+
+    metaclaw(home.path()).arg("stop").assert().success();
+    // Nothing runs now: RL needs a running core, other commands open the home themselves.
+    metaclaw(home.path())
+        .arg("train-step")
+        .assert()
+        .code(5)
+        .stderr(predicate::str::contains("not running"));
+    metaclaw(home.path())
+        .args(["skills", "disable", "fix-flaky-tests"])
+        .assert()
+        .success();
+    metaclaw(home.path())
+        .args(["skills", "list", "--json"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("\"enabled\": false"));
+    rt.block_on(mock.stop());
+}
+
+/// With nothing running, a command opens the home itself under the instance lock: while
+/// another program holds it (a daemon starting, another command), it waits instead of writing
+/// beside it.
+#[test]
+fn a_local_command_waits_for_the_home_lock() {
+    let home = tempfile::tempdir().unwrap();
+    let h = metaclaw_config::Home::at(home.path());
+    h.ensure().unwrap();
+    let lock = metaclaw_core::instance::InstanceLock::acquire(&h).unwrap();
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("metaclaw"))
+        .env("METACLAW_HOME", home.path())
+        .args(["skills", "pin", "write-clear-emails"])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(700));
+    assert!(child.try_wait().unwrap().is_none(), "it waits for the lock");
+    drop(lock);
+    let status = child.wait().unwrap();
+    assert!(status.success());
+    metaclaw(home.path())
+        .args(["skills", "list", "--json"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("\"pinned\": true"));
+}

@@ -17,7 +17,7 @@ macro_rules! choice {
         }
     ) => {
         $(#[$meta])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, schemars::JsonSchema)]
         pub enum $name {
             $( $(#[$vmeta])* #[serde(rename = $text)] $variant, )+
         }

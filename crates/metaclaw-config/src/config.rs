@@ -12,7 +12,7 @@ pub const DEFAULT_SERVED_MODEL: &str = "metaclaw-model";
 /// `skills.dir` default as written in upstream configs.
 pub const DEFAULT_SKILLS_DIR: &str = "~/.metaclaw/skills";
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default)]
 pub struct Config {
     pub mode: Mode,
@@ -112,7 +112,7 @@ impl Config {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default)]
 pub struct LlmConfig {
     pub provider: LlmProvider,
@@ -134,7 +134,7 @@ impl Default for LlmConfig {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default)]
 pub struct ProxyConfig {
     /// Loopback by default: upstream bound 0.0.0.0 with no auth.
@@ -156,7 +156,7 @@ impl Default for ProxyConfig {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default)]
 pub struct SkillsConfig {
     pub enabled: bool,
@@ -182,7 +182,7 @@ pub struct SkillsConfig {
 }
 
 /// `skills.embedding`: an OpenAI-compatible `/v1/embeddings` endpoint.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default)]
 pub struct EmbeddingConfig {
     /// Empty: use `llm.api_base`.
@@ -226,7 +226,7 @@ impl Default for SkillsConfig {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default)]
 pub struct RlConfig {
     pub enabled: bool,
@@ -306,7 +306,7 @@ impl Default for RlConfig {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default)]
 pub struct OpdConfig {
     pub enabled: bool,
@@ -328,7 +328,7 @@ impl Default for OpdConfig {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default)]
 pub struct SchedulerConfig {
     pub enabled: bool,
@@ -348,7 +348,7 @@ pub struct SchedulerConfig {
 }
 
 /// `scheduler.calendar`: meetings in .ics files or iCal URLs open windows.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default)]
 pub struct CalendarConfig {
     pub enabled: bool,
@@ -391,7 +391,7 @@ impl Default for SchedulerConfig {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default)]
 pub struct SessionConfig {
     /// Seconds of inactivity after which a conversation counts as finished.
@@ -404,7 +404,7 @@ impl Default for SessionConfig {
     }
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default)]
 pub struct RecordsConfig {
     /// Days to keep conversation records; 0 keeps them forever.

@@ -116,7 +116,7 @@ impl Document {
 /// since they are identifiers or times far more often than quantities, and
 /// non-finite floats (`inf`, `nan`) stay strings because YAML/JSON cannot
 /// round-trip them as numbers here.
-pub(crate) fn coerce(raw: &str) -> Value {
+pub fn coerce(raw: &str) -> Value {
     if raw.eq_ignore_ascii_case("true") {
         return Value::Bool(true);
     }

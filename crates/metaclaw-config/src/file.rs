@@ -73,7 +73,8 @@ pub fn set_and_save(path: &Path, dotted: &str, raw: &str) -> Result<LoadedConfig
 }
 
 /// The document alone, without validation (so a broken file can still be fixed key by key).
-fn load_document(path: &Path) -> Result<Document, ConfigError> {
+/// A missing file is an empty document.
+pub fn load_document(path: &Path) -> Result<Document, ConfigError> {
     match fs::read_to_string(path) {
         Ok(text) => Document::parse(&text),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Document::empty()),

@@ -17,9 +17,9 @@ pub use config::{
     CalendarConfig, Config, DEFAULT_SERVED_MODEL, DEFAULT_SKILLS_DIR, EmbeddingConfig, LlmConfig,
     OpdConfig, ProxyConfig, RecordsConfig, RlConfig, SchedulerConfig, SessionConfig, SkillsConfig,
 };
-pub use document::Document;
+pub use document::{Document, coerce};
 pub use error::ConfigError;
-pub use file::{LoadedConfig, load, load_str, save, set_and_save};
+pub use file::{LoadedConfig, load, load_document, load_str, save, set_and_save};
 pub use home::Home;
 pub use mask::masked;
 pub use validation::validate;

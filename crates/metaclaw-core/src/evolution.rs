@@ -19,11 +19,11 @@ use serde::Serialize;
 use serde_json::json;
 use tokio::sync::broadcast;
 
-use crate::error::CoreError;
+use crate::error::SkillError;
 use crate::skills::SkillService;
 
 /// What one distillation did.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct RunReport {
     pub session_id: String,
     pub status: EvolutionRunStatus,
@@ -79,10 +79,6 @@ fn evolver_for(config: &Config) -> Option<Evolver> {
         return None;
     }
     Evolver::new(base, key, model, Duration::from_secs(180)).ok()
-}
-
-fn store_err(e: metaclaw_store::StoreError) -> CoreError {
-    CoreError::Skills(e.to_string())
 }
 
 impl Evolution {
@@ -161,7 +157,7 @@ impl Evolution {
         &self,
         session_id: &str,
         trigger: EvolutionTrigger,
-    ) -> Result<RunReport, CoreError> {
+    ) -> Result<RunReport, SkillError> {
         let started = chrono::Utc::now();
         if !self
             .running
@@ -191,17 +187,12 @@ impl Evolution {
         session_id: &str,
         trigger: EvolutionTrigger,
         started: chrono::DateTime<chrono::Utc>,
-    ) -> Result<RunReport, CoreError> {
-        let rows = self.store.turns_in_session(session_id).map_err(store_err)?;
+    ) -> Result<RunReport, SkillError> {
+        let rows = self.store.turns_in_session(session_id)?;
         if rows.is_empty() {
-            return Err(CoreError::Skills(format!(
-                "no turns recorded for session `{session_id}`"
-            )));
+            return Err(SkillError::EmptySession(session_id.to_owned()));
         }
-        let feedback = self
-            .store
-            .feedback_in_session(session_id)
-            .map_err(store_err)?;
+        let feedback = self.store.feedback_in_session(session_id)?;
         let turns: Vec<TurnView> = rows
             .iter()
             .map(|r| TurnView {
@@ -247,7 +238,7 @@ impl Evolution {
             .iter()
             .map(|s| (s.name.clone(), s.description.clone()))
             .collect();
-        let rejected = self.store.rejected_names().map_err(store_err)?;
+        let rejected = self.store.rejected_names()?;
         let rejected_names: HashSet<String> = rejected.iter().cloned().collect();
         let transcript = metaclaw_evolve::render(&turns, TRANSCRIPT_BUDGET);
         let messages = metaclaw_evolve::messages(&transcript, &signals, &existing, &rejected);
@@ -259,12 +250,11 @@ impl Evolution {
                 return Ok(self.close(report, trigger, started));
             }
         };
-        let mut fingerprints = self.store.rejected_fingerprints().map_err(store_err)?;
+        let mut fingerprints = self.store.rejected_fingerprints()?;
         // A proposal already waiting in the inbox is not proposed twice.
         fingerprints.extend(
             self.store
-                .proposals(Some(ProposalStatus::Pending))
-                .map_err(store_err)?
+                .proposals(Some(ProposalStatus::Pending))?
                 .into_iter()
                 .map(|p| p.fingerprint),
         );
@@ -292,26 +282,23 @@ impl Evolution {
                 .iter()
                 .filter(|s| from.contains(&s.turn_id))
                 .collect();
-            let id = self
-                .store
-                .insert_proposal(NewProposal {
-                    kind: if c.base_content.is_some() {
-                        ProposalKind::Update
-                    } else {
-                        ProposalKind::New
-                    },
-                    skill_name: c.name.clone(),
-                    content: c.content,
-                    base_content: c.base_content,
-                    diff: c.diff,
-                    reason: c.reason,
-                    session_id: Some(session_id.to_owned()),
-                    turn_ids: from,
-                    signals: json!(related),
-                    evolver_model: evolver.model.clone(),
-                    fingerprint: c.fingerprint,
-                })
-                .map_err(store_err)?;
+            let id = self.store.insert_proposal(NewProposal {
+                kind: if c.base_content.is_some() {
+                    ProposalKind::Update
+                } else {
+                    ProposalKind::New
+                },
+                skill_name: c.name.clone(),
+                content: c.content,
+                base_content: c.base_content,
+                diff: c.diff,
+                reason: c.reason,
+                session_id: Some(session_id.to_owned()),
+                turn_ids: from,
+                signals: json!(related),
+                evolver_model: evolver.model.clone(),
+                fingerprint: c.fingerprint,
+            })?;
             report.proposals.push(id);
         }
         let report = self.close(report, trigger, started);
@@ -331,27 +318,25 @@ impl Evolution {
         Ok(report)
     }
 
-    pub fn proposals(&self, status: Option<ProposalStatus>) -> Result<Vec<ProposalRow>, CoreError> {
-        self.store.proposals(status).map_err(store_err)
+    pub fn proposals(
+        &self,
+        status: Option<ProposalStatus>,
+    ) -> Result<Vec<ProposalRow>, SkillError> {
+        Ok(self.store.proposals(status)?)
     }
 
-    fn proposal(&self, id: i64) -> Result<ProposalRow, CoreError> {
-        self.store
-            .proposal(id)
-            .map_err(store_err)?
-            .ok_or_else(|| CoreError::Skills(format!("no proposal #{id}")))
+    fn proposal(&self, id: i64) -> Result<ProposalRow, SkillError> {
+        self.store.proposal(id)?.ok_or(SkillError::NoProposal(id))
     }
 
-    fn skills_dir(&self) -> Result<PathBuf, CoreError> {
-        self.skills.user_dir().ok_or_else(|| {
-            CoreError::Skills("no user skills folder is configured (skills.dir)".into())
-        })
+    fn skills_dir(&self) -> Result<PathBuf, SkillError> {
+        self.skills.user_dir().ok_or(SkillError::NoFolder)
     }
 
     /// The file a skill lives in; names are checked so they can never leave the folder.
-    fn skill_file(&self, name: &str) -> Result<PathBuf, CoreError> {
+    fn skill_file(&self, name: &str) -> Result<PathBuf, SkillError> {
         if !metaclaw_skills::valid_name(name) {
-            return Err(CoreError::Skills(format!("invalid skill name `{name}`")));
+            return Err(SkillError::InvalidName(name.to_owned()));
         }
         Ok(self.skills_dir()?.join(name).join("SKILL.md"))
     }
@@ -364,42 +349,32 @@ impl Evolution {
         author: Author,
         action: VersionAction,
         proposal_id: Option<i64>,
-    ) -> Result<SkillVersionRow, CoreError> {
+    ) -> Result<SkillVersionRow, SkillError> {
         let path = self.skill_file(name)?;
         // Keep a skill's earlier text restorable: its first recorded version is what was there.
         // (empty when the skill did not exist, so rolling back to it removes the skill).
-        if self
-            .store
-            .skill_versions(name)
-            .map_err(store_err)?
-            .is_empty()
-        {
+        if self.store.skill_versions(name)?.is_empty() {
             let before = self.current_text(name).unwrap_or_default();
-            self.store
-                .record_skill_version(NewSkillVersion {
-                    skill_name: name.to_owned(),
-                    content: before,
-                    author: Author::User,
-                    action: VersionAction::Create,
-                    proposal_id: None,
-                })
-                .map_err(store_err)?;
+            self.store.record_skill_version(NewSkillVersion {
+                skill_name: name.to_owned(),
+                content: before,
+                author: Author::User,
+                action: VersionAction::Create,
+                proposal_id: None,
+            })?;
         }
         if content.is_empty() {
             remove_skill(&path)?;
         } else {
             write_atomically(&path, content)?;
         }
-        let row = self
-            .store
-            .record_skill_version(NewSkillVersion {
-                skill_name: name.to_owned(),
-                content: content.to_owned(),
-                author,
-                action,
-                proposal_id,
-            })
-            .map_err(store_err)?;
+        let row = self.store.record_skill_version(NewSkillVersion {
+            skill_name: name.to_owned(),
+            content: content.to_owned(),
+            author,
+            action,
+            proposal_id,
+        })?;
         self.skills.reload();
         self.skills.set_generation(row.generation);
         let _ = self.events.send(Event::SkillChanged {
@@ -417,15 +392,15 @@ impl Evolution {
     }
 
     /// Check a SKILL.md before it goes live: it must parse, keep its name and lint clean.
-    fn validate(name: &str, content: &str) -> Result<(), CoreError> {
+    fn validate(name: &str, content: &str) -> Result<(), SkillError> {
         let skill = Skill::parse(
             content,
             PathBuf::from(format!("{name}/SKILL.md")),
             SkillSource::User,
         )
-        .map_err(|e| CoreError::Skills(format!("the edited skill is invalid: {e}")))?;
+        .map_err(|e| SkillError::Invalid(format!("the edited skill is invalid: {e}")))?;
         if skill.name != name {
-            return Err(CoreError::Skills(format!(
+            return Err(SkillError::Invalid(format!(
                 "the skill's name must stay `{name}` (it is `{}`)",
                 skill.name
             )));
@@ -434,19 +409,20 @@ impl Evolution {
             .into_iter()
             .find(|f| f.level == Level::Error)
         {
-            return Err(CoreError::Skills(err.message));
+            return Err(SkillError::Invalid(err.message));
         }
         Ok(())
     }
 
     /// Approve a pending proposal, optionally with the user's edited SKILL.md.
-    pub fn approve(&self, id: i64, edited: Option<String>) -> Result<SkillVersionRow, CoreError> {
+    pub fn approve(&self, id: i64, edited: Option<String>) -> Result<SkillVersionRow, SkillError> {
         let p = self.proposal(id)?;
         if p.status != ProposalStatus::Pending {
-            return Err(CoreError::Skills(format!(
-                "proposal #{id} is {}, not pending",
-                p.status.as_str()
-            )));
+            return Err(SkillError::WrongState {
+                id,
+                status: p.status.as_str().to_owned(),
+                expected: "pending",
+            });
         }
         let (content, author, action) = match edited {
             Some(text) => (text, Author::User, VersionAction::Edit),
@@ -455,33 +431,34 @@ impl Evolution {
         Self::validate(&p.skill_name, &content)?;
         let row = self.apply(&p.skill_name, &content, author, action, Some(id))?;
         self.store
-            .set_proposal_status(id, ProposalStatus::Approved, None)
-            .map_err(store_err)?;
+            .set_proposal_status(id, ProposalStatus::Approved, None)?;
         Ok(row)
     }
 
     /// Reject a proposal; the reason is kept and the same proposal is not made again.
-    pub fn reject(&self, id: i64, reason: Option<String>) -> Result<(), CoreError> {
+    pub fn reject(&self, id: i64, reason: Option<String>) -> Result<(), SkillError> {
         let p = self.proposal(id)?;
         if p.status != ProposalStatus::Pending {
-            return Err(CoreError::Skills(format!(
-                "proposal #{id} is {}, not pending",
-                p.status.as_str()
-            )));
+            return Err(SkillError::WrongState {
+                id,
+                status: p.status.as_str().to_owned(),
+                expected: "pending",
+            });
         }
-        self.store
-            .set_proposal_status(id, ProposalStatus::Rejected, reason)
-            .map_err(store_err)
+        Ok(self
+            .store
+            .set_proposal_status(id, ProposalStatus::Rejected, reason)?)
     }
 
     /// Take back an approval: the skill returns to what it was before (or goes away if new).
-    pub fn undo(&self, id: i64) -> Result<SkillVersionRow, CoreError> {
+    pub fn undo(&self, id: i64) -> Result<SkillVersionRow, SkillError> {
         let p = self.proposal(id)?;
         if p.status != ProposalStatus::Approved {
-            return Err(CoreError::Skills(format!(
-                "proposal #{id} is {}, not approved",
-                p.status.as_str()
-            )));
+            return Err(SkillError::WrongState {
+                id,
+                status: p.status.as_str().to_owned(),
+                expected: "approved",
+            });
         }
         let before = p.base_content.clone().unwrap_or_default();
         let row = self.apply(
@@ -492,25 +469,22 @@ impl Evolution {
             Some(id),
         )?;
         self.store
-            .set_proposal_status(id, ProposalStatus::Undone, None)
-            .map_err(store_err)?;
+            .set_proposal_status(id, ProposalStatus::Undone, None)?;
         Ok(row)
     }
 
-    pub fn history(&self, name: &str) -> Result<Vec<SkillVersionRow>, CoreError> {
-        self.store.skill_versions(name).map_err(store_err)
+    pub fn history(&self, name: &str) -> Result<Vec<SkillVersionRow>, SkillError> {
+        Ok(self.store.skill_versions(name)?)
     }
 
     /// Restore any recorded version of a skill (a version with no content removes it).
-    pub fn rollback(&self, name: &str, version: u64) -> Result<SkillVersionRow, CoreError> {
+    pub fn rollback(&self, name: &str, version: u64) -> Result<SkillVersionRow, SkillError> {
         let v = self
             .store
-            .skill_version(name, version)
-            .map_err(store_err)?
-            .ok_or_else(|| {
-                CoreError::Skills(format!(
-                    "`{name}` has no version {version} (see `metaclaw skills history {name}`)"
-                ))
+            .skill_version(name, version)?
+            .ok_or_else(|| SkillError::NoVersion {
+                name: name.to_owned(),
+                version,
             })?;
         self.apply(
             name,
@@ -522,19 +496,16 @@ impl Evolution {
     }
 
     /// Create a user skill from SKILL.md text (the dashboard's "new skill").
-    pub fn create_skill(&self, content: &str) -> Result<SkillVersionRow, CoreError> {
+    pub fn create_skill(&self, content: &str) -> Result<SkillVersionRow, SkillError> {
         let skill = Skill::parse(content, PathBuf::from("SKILL.md"), SkillSource::User)
-            .map_err(|e| CoreError::Skills(format!("the skill is invalid: {e}")))?;
+            .map_err(|e| SkillError::Invalid(format!("the skill is invalid: {e}")))?;
         if self
             .skills
             .library()
             .get(&skill.name)
             .is_some_and(|s| s.source == SkillSource::User)
         {
-            return Err(CoreError::Skills(format!(
-                "a skill named `{}` already exists; edit it instead",
-                skill.name
-            )));
+            return Err(SkillError::Exists(skill.name));
         }
         Self::validate(&skill.name, content)?;
         self.apply(
@@ -547,26 +518,37 @@ impl Evolution {
     }
 
     /// Replace a skill's SKILL.md (a bundled skill gets a user copy, which then wins).
-    pub fn edit_skill(&self, name: &str, content: &str) -> Result<SkillVersionRow, CoreError> {
+    pub fn edit_skill(&self, name: &str, content: &str) -> Result<SkillVersionRow, SkillError> {
         if self.skills.library().get(name).is_none() {
-            return Err(CoreError::Skills(format!("no skill named `{name}`")));
+            return Err(SkillError::NotFound(name.to_owned()));
         }
         Self::validate(name, content)?;
         self.apply(name, content, Author::User, VersionAction::Edit, None)
     }
 
     /// Remove the user's copy of a skill (a bundled skill of the same name shows again).
-    pub fn delete_skill(&self, name: &str) -> Result<SkillVersionRow, CoreError> {
+    pub fn delete_skill(&self, name: &str) -> Result<SkillVersionRow, SkillError> {
         let lib = self.skills.library();
         match lib.get(name) {
             Some(s) if s.source == SkillSource::User => {
                 self.apply(name, "", Author::User, VersionAction::Delete, None)
             }
-            Some(_) => Err(CoreError::Skills(format!(
-                "`{name}` is a bundled skill; disable it instead"
-            ))),
-            None => Err(CoreError::Skills(format!("no skill named `{name}`"))),
+            Some(_) => Err(SkillError::Bundled(name.to_owned())),
+            None => Err(SkillError::NotFound(name.to_owned())),
         }
+    }
+
+    /// Copy the bundled bank into the user's skills folder (skills already there are kept)
+    /// and reload the library. Returns the folder and the names installed.
+    pub fn install_bundled(&self) -> Result<(PathBuf, Vec<String>), SkillError> {
+        let dir = self.skills_dir()?;
+        let installed =
+            metaclaw_skills::install_bundled(&dir).map_err(|source| SkillError::Io {
+                path: dir.clone(),
+                source,
+            })?;
+        self.skills.reload();
+        Ok((dir, installed))
     }
 
     /// Thumbs up (+1) or down (-1) on a turn, with an optional note.
@@ -575,34 +557,34 @@ impl Evolution {
         turn_id: &str,
         rating: i8,
         note: Option<String>,
-    ) -> Result<(), CoreError> {
-        self.store
-            .set_feedback(turn_id, rating, note)
-            .map_err(store_err)
+    ) -> Result<(), SkillError> {
+        Ok(self.store.set_feedback(turn_id, rating, note)?)
     }
 }
 
-fn write_atomically(path: &Path, content: &str) -> Result<(), CoreError> {
-    let io =
-        |e: std::io::Error| CoreError::Skills(format!("could not write {}: {e}", path.display()));
+fn write_atomically(path: &Path, content: &str) -> Result<(), SkillError> {
+    let io = |source| SkillError::Io {
+        path: path.to_owned(),
+        source,
+    };
     let dir = path
         .parent()
-        .ok_or_else(|| CoreError::Skills("bad skill path".into()))?;
+        .ok_or_else(|| SkillError::InvalidName(path.display().to_string()))?;
     std::fs::create_dir_all(dir).map_err(io)?;
     let tmp = dir.join(".SKILL.md.tmp");
     std::fs::write(&tmp, content).map_err(io)?;
     std::fs::rename(&tmp, path).map_err(io)
 }
 
-fn remove_skill(path: &Path) -> Result<(), CoreError> {
+fn remove_skill(path: &Path) -> Result<(), SkillError> {
     match std::fs::remove_file(path) {
         Ok(()) => {}
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => {
-            return Err(CoreError::Skills(format!(
-                "could not remove {}: {e}",
-                path.display()
-            )));
+        Err(source) => {
+            return Err(SkillError::Io {
+                path: path.to_owned(),
+                source,
+            });
         }
     }
     if let Some(dir) = path.parent() {

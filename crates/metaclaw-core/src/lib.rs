@@ -1,9 +1,8 @@
 //! Assembles a running MetaClaw: store, proxy, events and background tasks. The headless
 //! daemon (`metaclaw start`) and the tray app both run exactly this.
 
-mod api;
+pub mod api;
 mod claws;
-pub mod control;
 mod error;
 mod evolution;
 mod health;
@@ -13,11 +12,14 @@ mod recording;
 mod rl;
 mod runtime;
 pub mod scheduling;
+pub mod settings;
 mod skills;
 pub mod wiring;
 
-pub use error::CoreError;
+pub use error::{CoreError, SkillError};
 pub use evolution::{Evolution, RunReport};
 pub use metaclaw_store::EvolutionTrigger;
-pub use runtime::{CoreOptions, RunningCore, init_tracing, shutdown_signal, start};
+pub use runtime::{
+    CoreOptions, LocalCore, RunningCore, init_tracing, open_local, shutdown_signal, start,
+};
 pub use skills::{SkillInfo, SkillService};

@@ -13,6 +13,7 @@ use tokio::sync::broadcast;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use crate::api::Api;
 use crate::error::CoreError;
 use crate::evolution::Evolution;
 use crate::health::{Health, healthz};
@@ -48,13 +49,118 @@ pub struct RunningCore {
     background: Vec<JoinHandle<()>>,
     store: Arc<Store>,
     events: broadcast::Sender<Event>,
-    live: Arc<LiveConfig>,
     proxy: ProxyState,
     skills: Option<Arc<SkillService>>,
     evolution: Option<Arc<Evolution>>,
     scheduler: Arc<metaclaw_scheduler::Scheduler>,
+    api: Api,
     _scheduler_tasks: metaclaw_scheduler::BackgroundTasks,
     _watch: Option<WatchGuard>,
+}
+
+/// The parts of a core that hold state: everything but the listener and background work.
+struct Parts {
+    store: Arc<Store>,
+    events: broadcast::Sender<Event>,
+    live: Arc<LiveConfig>,
+    skills: Option<Arc<SkillService>>,
+    evolution: Option<Arc<Evolution>>,
+    scheduler: Arc<metaclaw_scheduler::Scheduler>,
+    rl: Arc<metaclaw_rl::RlService>,
+}
+
+impl Parts {
+    fn open(home: &Home, config: &Config, clock: &Arc<dyn Clock>) -> Result<Parts, CoreError> {
+        home.ensure()?;
+        let db_path = home.db_path();
+        let store = Arc::new(Store::open(&db_path).map_err(|source| CoreError::Store {
+            path: db_path.clone(),
+            source,
+        })?);
+        let (events, _) = broadcast::channel(1024);
+        let live = LiveConfig::new(config.clone(), home.config_path(), events.clone());
+        let skills = if config.skills.enabled {
+            Some(SkillService::new(config, home, store.clone())?)
+        } else {
+            None
+        };
+        let evolution = skills
+            .as_ref()
+            .map(|service| Evolution::new(config, store.clone(), service.clone(), events.clone()));
+        let scheduler = Arc::new(crate::scheduling::build(config, home, clock.clone()));
+        let rl = crate::rl::service(
+            home,
+            store.clone(),
+            events.clone(),
+            scheduler.clone(),
+            &live,
+        );
+        Ok(Parts {
+            store,
+            events,
+            live,
+            skills,
+            evolution,
+            scheduler,
+            rl,
+        })
+    }
+
+    fn api(
+        &self,
+        home: &Home,
+        clock: Arc<dyn Clock>,
+        shutdown: CancellationToken,
+        addr: Option<SocketAddr>,
+    ) -> Result<Api, CoreError> {
+        Api::new(crate::api::ApiParts {
+            store: self.store.clone(),
+            skills: self.skills.clone(),
+            evolution: self.evolution.clone(),
+            events: self.events.clone(),
+            live: self.live.clone(),
+            home: home.clone(),
+            started_at: clock.now(),
+            clock,
+            shutdown,
+            scheduler: self.scheduler.clone(),
+            rl: self.rl.clone(),
+            addr,
+        })
+    }
+}
+
+/// A core opened on a home directory without serving it: what the CLI works on when no
+/// daemon or tray app runs. It holds the home's instance lock, so nothing else writes to the
+/// home meanwhile, and it starts no background work.
+pub struct LocalCore {
+    api: Api,
+    _lock: crate::instance::InstanceLock,
+}
+
+impl LocalCore {
+    pub fn api(&self) -> &Api {
+        &self.api
+    }
+}
+
+/// Open `home` for one command, or fail when another program holds it (then talk to that
+/// program's API instead).
+pub fn open_local(
+    home: &Home,
+    config: Config,
+) -> Result<LocalCore, crate::instance::InstanceError> {
+    let lock = crate::instance::InstanceLock::acquire(home)?;
+    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+    let open = || -> Result<Api, CoreError> {
+        let parts = Parts::open(home, &config, &clock)?;
+        parts.api(home, clock.clone(), CancellationToken::new(), None)
+    };
+    let api = open().map_err(|e| crate::instance::InstanceError::Open {
+        path: home.root().to_owned(),
+        source: std::io::Error::other(e.to_string()),
+    })?;
+    Ok(LocalCore { api, _lock: lock })
 }
 
 pub async fn start(opts: CoreOptions) -> Result<RunningCore, CoreError> {
@@ -64,14 +170,16 @@ pub async fn start(opts: CoreOptions) -> Result<RunningCore, CoreError> {
         clock,
         bind,
     } = opts;
-    home.ensure()?;
-    let db_path = home.db_path();
-    let store = Arc::new(Store::open(&db_path).map_err(|source| CoreError::Store {
-        path: db_path.clone(),
-        source,
-    })?);
-    let (events, _) = broadcast::channel(1024);
-    let live = LiveConfig::new(config.clone(), home.config_path(), events.clone());
+    let parts = Parts::open(&home, &config, &clock)?;
+    let Parts {
+        store,
+        events,
+        live,
+        skills,
+        evolution,
+        scheduler,
+        rl,
+    } = &parts;
     let mut background = Vec::new();
 
     if config.records.retention_days > 0 {
@@ -88,29 +196,22 @@ pub async fn start(opts: CoreOptions) -> Result<RunningCore, CoreError> {
 
     let mut hooks: Vec<Arc<dyn TurnHook>> = Vec::new();
     let mut watch = None;
-    let skills = if config.skills.enabled {
-        let service = SkillService::new(&config, &home, store.clone())?;
+    if let Some(service) = skills {
         watch = service.watch().unwrap_or_else(|e| {
             tracing::warn!("skills hot reload is off: {e}");
             None
         });
-        background.push(tokio::spawn(refresh_skill_states(service.clone())));
         hooks.push(Arc::new(SkillInjector {
             service: service.clone(),
         }));
-        Some(service)
-    } else {
-        None
-    };
-    let evolution = skills.as_ref().map(|service| {
-        let evolution = Evolution::new(&config, store.clone(), service.clone(), events.clone());
+    }
+    if let Some(evolution) = evolution {
         background.push(tokio::spawn(crate::evolution::triggers(
             evolution.clone(),
             events.subscribe(),
             live.clone(),
         )));
-        evolution
-    });
+    }
     // Sessions the previous run left open are closed now (recent ones go through the event
     // bus, so skill evolution sees them).
     // Read before the listener opens, so no session of this run is mistaken for one.
@@ -127,14 +228,6 @@ pub async fn start(opts: CoreOptions) -> Result<RunningCore, CoreError> {
     hooks.push(Arc::new(RecordingHook {
         recorder: store.recorder(),
     }));
-    let scheduler = Arc::new(crate::scheduling::build(&config, &home, clock.clone()));
-    let rl = crate::rl::service(
-        &home,
-        store.clone(),
-        events.clone(),
-        scheduler.clone(),
-        &live,
-    );
     // After the recording hook: a sample is written after its turn (one writer, in order).
     hooks.push(Arc::new(metaclaw_rl::SampleHook(rl.clone())));
     let settings = ProxySettings::from_config(&config);
@@ -153,31 +246,8 @@ pub async fn start(opts: CoreOptions) -> Result<RunningCore, CoreError> {
         live.clone(),
         clock.clone(),
     )));
-    let started_at = clock.now();
-    let health = Health {
-        live: live.clone(),
-        started_at,
-        clock: clock.clone(),
-    };
     let token = CancellationToken::new();
     background.push(rl.spawn(token.child_token()));
-    let api = crate::api::ApiState::new(crate::api::ApiParts {
-        store: store.clone(),
-        skills: skills.clone(),
-        evolution: evolution.clone(),
-        events: events.clone(),
-        live: live.clone(),
-        home: home.clone(),
-        clock: clock.clone(),
-        started_at,
-        shutdown: token.clone(),
-        scheduler: scheduler.clone(),
-        rl: rl.clone(),
-    })?;
-    let app = Router::new()
-        .route("/healthz", get(healthz).with_state(health))
-        .merge(metaclaw_proxy::router(proxy.clone()))
-        .merge(crate::api::router(api));
 
     let addr = bind.unwrap_or_else(|| {
         let host = config
@@ -194,6 +264,16 @@ pub async fn start(opts: CoreOptions) -> Result<RunningCore, CoreError> {
             source,
         })?;
     let addr = listener.local_addr().map_err(CoreError::Serve)?;
+    let api = parts.api(&home, clock.clone(), token.clone(), Some(addr))?;
+    let health = Health {
+        live: live.clone(),
+        started_at: api.parts().started_at,
+        clock: clock.clone(),
+    };
+    let app = Router::new()
+        .route("/healthz", get(healthz).with_state(health))
+        .merge(metaclaw_proxy::router(proxy.clone()))
+        .merge(crate::api::router(api.clone()));
     // Without TCP_NODELAY, Nagle's algorithm holds back the tail of each SSE response by
     // ~40 ms (the client's delayed ACK): every streamed token would arrive late.
     let listener = listener.tap_io(|tcp| {
@@ -211,13 +291,13 @@ pub async fn start(opts: CoreOptions) -> Result<RunningCore, CoreError> {
         token,
         server,
         background,
-        store,
-        events,
-        live,
+        store: store.clone(),
+        events: events.clone(),
         proxy,
-        skills,
-        evolution,
-        scheduler,
+        skills: skills.clone(),
+        evolution: evolution.clone(),
+        scheduler: scheduler.clone(),
+        api,
         _scheduler_tasks: scheduler_tasks,
         _watch: watch,
     })
@@ -232,15 +312,9 @@ impl RunningCore {
         self.events.subscribe()
     }
 
-    /// The switches a desktop shell flips (mode, OPD, pause, RL), on this core's live config.
-    pub fn control(&self, home: &Home) -> crate::control::Control {
-        crate::control::Control::new(
-            self.live.clone(),
-            self.store.clone(),
-            self.scheduler.clone(),
-            home.clone(),
-            self.addr,
-        )
+    /// The core's API, called in process (the tray app).
+    pub fn api(&self) -> &Api {
+        &self.api
     }
 
     pub fn store(&self) -> &Store {
@@ -317,15 +391,6 @@ async fn persist_session_ends(store: Arc<Store>, mut rx: broadcast::Receiver<Eve
             }
             Err(broadcast::error::RecvError::Closed) => return,
         }
-    }
-}
-
-/// Switches changed by another process (the CLI) reach the daemon within two seconds.
-async fn refresh_skill_states(service: Arc<SkillService>) {
-    let mut tick = tokio::time::interval(Duration::from_secs(2));
-    loop {
-        tick.tick().await;
-        service.refresh_states();
     }
 }
 

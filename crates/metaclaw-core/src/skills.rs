@@ -19,7 +19,7 @@ use metaclaw_store::{StateChange, Store};
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::error::CoreError;
+use crate::error::{CoreError, SkillError};
 
 /// Embedding vectors in memory, backed by the database.
 struct LayeredCache {
@@ -47,7 +47,7 @@ impl EmbeddingCache for LayeredCache {
 }
 
 /// One skill as listed by the CLI and the dashboard.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct SkillInfo {
     pub name: String,
     pub description: String,
@@ -160,9 +160,7 @@ impl SkillService {
 
     /// Reload automatically when the user's skills folder changes.
     pub fn watch(&self) -> Result<Option<WatchGuard>, CoreError> {
-        self.book
-            .watch()
-            .map_err(|e| CoreError::Skills(e.to_string()))
+        Ok(self.book.watch()?)
     }
 
     /// Re-read the switches from the database (another process may have changed them).
@@ -228,19 +226,15 @@ impl SkillService {
         name: &str,
         enabled: Option<bool>,
         pinned: Option<bool>,
-    ) -> Result<(), CoreError> {
+    ) -> Result<(), SkillError> {
         if self.library().get(name).is_none() {
-            return Err(CoreError::Skills(format!(
-                "no skill named `{name}` (see `metaclaw skills list`)"
-            )));
+            return Err(SkillError::NotFound(name.to_owned()));
         }
-        self.store
-            .set_skill_state(StateChange {
-                name: name.to_owned(),
-                enabled,
-                pinned,
-            })
-            .map_err(|e| CoreError::Skills(e.to_string()))?;
+        self.store.set_skill_state(StateChange {
+            name: name.to_owned(),
+            enabled,
+            pinned,
+        })?;
         self.refresh_states();
         Ok(())
     }

@@ -7,7 +7,9 @@ use metaclaw_config::{ClawType, Config, Home};
 use metaclaw_openclaw::{OpenClawCli, OpenClawError, WireSpec};
 
 /// What wiring did, line by line, for the terminal or a notification.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(
+    Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 pub struct WiringReport {
     pub lines: Vec<String>,
     /// Something the user has to do by hand (wiring was impossible or partial).
@@ -16,6 +18,28 @@ pub struct WiringReport {
 
 fn state_path(home: &Home, claw: &str) -> PathBuf {
     home.root().join("wiring").join(format!("{claw}.json"))
+}
+
+/// The agents MetaClaw has wiring state for (it changed their configuration and can restore
+/// it), by the names their state files carry.
+pub fn wired_agents(home: &Home) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(home.root().join("wiring")) else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = entries
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            let name = e.file_name().into_string().ok()?;
+            // OpenClaw keeps a snapshot file, the recipe claws a folder of backups.
+            match name.strip_suffix(".json") {
+                Some(stem) => Some(stem.to_owned()),
+                None => e.file_type().ok()?.is_dir().then_some(name),
+            }
+        })
+        .collect();
+    names.sort();
+    names.dedup();
+    names
 }
 
 fn env(key: &str) -> Option<String> {

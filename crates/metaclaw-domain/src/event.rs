@@ -2,7 +2,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 /// Why a session was closed. Skill evolution reacts to every reason alike.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum SessionEndReason {
     /// The client sent `X-Session-Done` (or `session_done` in the body).
@@ -27,7 +27,7 @@ impl SessionEndReason {
 }
 
 /// Things that happened inside the core, broadcast to whoever listens (store, evolver, tray).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Event {
     SessionStarted {

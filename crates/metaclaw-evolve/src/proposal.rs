@@ -9,7 +9,7 @@ use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
 /// One proposal as the evolver returns it (after parsing and normalization).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RawProposal {
     pub name: String,
     pub description: String,
@@ -157,7 +157,7 @@ pub fn unified_diff(old: &str, new: &str, name: &str) -> String {
 pub const DUPLICATE_SCORE: f32 = 25.0;
 
 /// Why a proposal was dropped instead of reaching the inbox.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct Dropped {
     pub name: String,
     pub reason: String,

@@ -26,7 +26,9 @@ pub struct TurnView {
     pub reward: Option<f64>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum SignalKind {
     /// The user's next message corrected the assistant.
@@ -39,7 +41,7 @@ pub enum SignalKind {
     HighReward,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct Signal {
     pub turn_id: String,
     pub kind: SignalKind,

@@ -47,7 +47,9 @@ pub fn judge_configured(c: &Config) -> bool {
 }
 
 /// What rewards samples, in words for the status line.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum RewardSources {
     /// The judge scores every turn; feedback overrides it.
@@ -69,7 +71,7 @@ pub fn reward_sources(c: &Config) -> RewardSources {
 }
 
 /// One setting RL needs, with the keys that provide it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Missing {
     pub what: &'static str,
     pub keys: &'static [&'static str],

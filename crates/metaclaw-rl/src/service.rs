@@ -41,7 +41,9 @@ pub struct RlParts {
     pub poll: Duration,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Phase {
     /// skills_only, or RL not started yet.
@@ -54,7 +56,7 @@ pub enum Phase {
     Failed,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct RlStatus {
     pub mode: Mode,
     pub phase: Phase,

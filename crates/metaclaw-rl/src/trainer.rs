@@ -39,7 +39,7 @@ pub struct TrainerSettings {
 }
 
 /// What one call to [`Trainer::step`] did.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize, schemars::JsonSchema)]
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum StepOutcome {
     Trained {

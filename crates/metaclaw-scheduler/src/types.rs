@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 /// A half-open time interval `[start, end)`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Interval {
     pub start: DateTime<Utc>,
     pub end: DateTime<Utc>,
@@ -23,7 +23,7 @@ impl Interval {
 }
 
 /// Where a training window comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum WindowSource {
     /// Configured sleep hours (known end).
@@ -38,7 +38,7 @@ pub enum WindowSource {
 
 /// A training window. `end` is known for sleep and calendar windows (when several known-end
 /// windows overlap or touch, `end` is the end of the whole chain), and `None` for idle windows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Window {
     pub start: DateTime<Utc>,
     pub end: Option<DateTime<Utc>>,
@@ -53,7 +53,7 @@ impl Window {
 }
 
 /// The OMLS state machine: `idle_wait → window_open → updating → pausing → idle_wait`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum SchedulerState {
     IdleWait,
@@ -80,7 +80,7 @@ impl std::fmt::Display for SchedulerState {
 }
 
 /// What the idle source reported.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum IdleReading {
     /// Time since the last keyboard/mouse input, from the OS.
@@ -90,7 +90,7 @@ pub enum IdleReading {
 }
 
 /// Which signal the idle source actually used.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum IdleSourceUsed {
     /// OS input idle time.
@@ -100,7 +100,7 @@ pub enum IdleSourceUsed {
     ProxyActivity,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SleepStatus {
     pub enabled: bool,
     pub sleep_start: Option<String>,
@@ -113,7 +113,7 @@ pub struct SleepStatus {
     pub next: Option<Interval>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct IdleStatus {
     pub enabled: bool,
     pub threshold_secs: Option<u64>,
@@ -127,14 +127,14 @@ pub struct IdleStatus {
     pub open: bool,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CalendarFileStatus {
     pub path: PathBuf,
     pub events: usize,
     pub loaded_at: DateTime<Utc>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CalendarUrlStatus {
     pub url: String,
     /// Events in the copy in use (possibly an older copy when the last fetch failed).
@@ -147,7 +147,7 @@ pub struct CalendarUrlStatus {
 }
 
 /// A calendar source that could not be used, and why.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SourceProblem {
     /// A file path or URL.
     pub source: String,
@@ -155,7 +155,7 @@ pub struct SourceProblem {
     pub at: DateTime<Utc>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CalendarStatus {
     pub enabled: bool,
     pub files: Vec<CalendarFileStatus>,
@@ -165,7 +165,7 @@ pub struct CalendarStatus {
     pub busy_now: Option<Interval>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SourcesStatus {
     pub sleep: SleepStatus,
     pub idle: IdleStatus,
@@ -173,7 +173,7 @@ pub struct SourcesStatus {
 }
 
 /// A snapshot for `metaclaw scheduler status` and the dashboard.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SchedulerStatus {
     pub now: DateTime<Utc>,
     pub time_zone: String,
@@ -195,7 +195,7 @@ pub struct SchedulerStatus {
     pub sources: SourcesStatus,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum BandKind {
     Sleep,
@@ -204,7 +204,7 @@ pub enum BandKind {
 }
 
 /// One band of the timeline view.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Band {
     pub start: DateTime<Utc>,
     pub end: DateTime<Utc>,

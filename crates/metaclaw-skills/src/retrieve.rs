@@ -7,8 +7,11 @@ use serde::Serialize;
 use crate::library::Library;
 use crate::template;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
+#[schemars(rename = "RetrievalMethod")]
 pub enum Mode {
     Bm25,
     Template,
@@ -47,7 +50,9 @@ impl Default for RetrievalConfig {
 }
 
 /// Per-skill switches kept in the database (so SKILL.md stays spec-valid).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 pub struct SkillState {
     pub enabled: bool,
     pub pinned: bool,
@@ -64,7 +69,7 @@ impl Default for SkillState {
 
 pub type States = HashMap<String, SkillState>;
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct Candidate {
     pub name: String,
     pub category: String,
@@ -74,7 +79,7 @@ pub struct Candidate {
     pub reason: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct Retrieval {
     pub query: String,
     pub mode: Mode,

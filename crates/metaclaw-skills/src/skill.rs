@@ -9,14 +9,16 @@ use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
 /// Where a skill was loaded from. A user's copy always wins over the bundled one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum SkillSource {
     User,
     Bundled,
 }
 
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct Skill {
     pub name: String,
     pub description: String,

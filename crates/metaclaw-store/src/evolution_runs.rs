@@ -43,7 +43,7 @@ pub struct NewEvolutionRun {
 }
 
 /// An evolver run as stored.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct EvolutionRunRow {
     pub id: i64,
     pub session_id: Option<String>,

@@ -10,7 +10,7 @@ use crate::error::{Result, StoreError};
 use crate::timestamp;
 
 /// A rating of one turn. Goes with its turn on retention.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct Feedback {
     /// 1 (thumbs up) or -1 (thumbs down).
     pub rating: i8,

@@ -50,7 +50,7 @@ pub struct NewProposal {
 }
 
 /// A proposal as stored.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct ProposalRow {
     pub id: i64,
     pub kind: ProposalKind,

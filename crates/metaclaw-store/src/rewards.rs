@@ -23,7 +23,7 @@ text_enum! {
 }
 
 /// One judge vote of the process reward model on a turn.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct PrmVote {
     /// 0, 1, ... within the turn's votes.
     pub vote: u32,
@@ -34,7 +34,7 @@ pub struct PrmVote {
 }
 
 /// The reward a turn was given.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct TurnReward {
     pub reward: f64,
     pub source: RewardSource,

@@ -9,7 +9,7 @@ use crate::error::Result;
 use crate::{enums, timestamp};
 
 /// A session as stored.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct SessionRow {
     pub id: String,
     pub source: SessionSource,

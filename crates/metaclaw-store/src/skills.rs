@@ -18,7 +18,7 @@ pub struct StateChange {
 }
 
 /// Stored switches of a skill. Skills without a row are enabled and not pinned.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 pub struct SkillSwitches {
     pub enabled: bool,
     pub pinned: bool,
@@ -83,7 +83,7 @@ pub(crate) fn embedding(conn: &Connection, model: &str, hash: &str) -> Result<Op
 }
 
 /// How a skill fared in the stored turns (retention forgets pruned turns).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 pub struct SkillStats {
     /// Stored turns the skill was injected into.
     pub injected: u64,

@@ -34,7 +34,7 @@ text_enum! {
 ///
 /// Times are stored with millisecond precision; non-finite numbers (NaN, ±∞) are stored
 /// as `None`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TrainingStep {
     /// The trainer's step number (the key: writing a step again replaces it).
     pub step: u64,
@@ -59,7 +59,7 @@ pub struct TrainingStep {
 }
 
 /// A saved checkpoint. Recording one with an existing name replaces it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct Checkpoint {
     pub name: String,
     /// The training step it was saved after.

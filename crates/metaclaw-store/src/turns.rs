@@ -11,7 +11,7 @@ use crate::error::{Result, StoreError};
 use crate::{enums, sessions, timestamp};
 
 /// A turn as stored, with its request reinflated to exactly what was recorded.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct TurnRow {
     pub id: String,
     pub session_id: String,

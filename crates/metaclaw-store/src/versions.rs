@@ -48,7 +48,7 @@ pub struct NewSkillVersion {
 }
 
 /// A skill version as stored.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct SkillVersionRow {
     pub id: i64,
     pub skill_name: String,

@@ -1,5 +1,5 @@
-// A seeded, headless MetaClaw daemon for the dashboard tests (or, for UI development only,
-// the mock API server when E2E_TARGET=mock).
+// A seeded, headless MetaClaw daemon for the dashboard tests. For UI work without the tests, run
+// the same: `metaclaw dev seed && metaclaw start`, then `cd ui && npm run dev` (Vite proxies /api).
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -22,7 +22,7 @@ process.env.NO_PROXY = process.env.no_proxy = "127.0.0.1,localhost";
  */
 export async function startDaemon() {
   for (const [what, p] of [["METACLAW_BIN", METACLAW_BIN], ["MOCK_UPSTREAM_BIN", MOCK_UPSTREAM_BIN]]) {
-    if (!fs.existsSync(p)) throw new Error(`${what} not found at ${p}; build with: cargo build -p metaclaw-cli -p metaclaw-tests --bin mock-upstream`);
+    if (!fs.existsSync(p)) throw new Error(`${what} not found at ${p}; build with: cargo build -p metaclaw-cli --bin metaclaw && cargo build -p metaclaw-tests --bin mock-upstream`);
   }
   const home = fs.mkdtempSync(path.join(os.tmpdir(), "metaclaw-ui-e2e-"));
   const procs = [];
@@ -80,18 +80,6 @@ export async function startDaemon() {
   } catch (e) {
     e.message += `\n--- daemon log ---\n${tail(logFile)}`;
     await stop();
-    throw e;
-  }
-}
-
-/** DEV ONLY: the mock API server in mock-api/server.mjs (E2E_TARGET=mock). */
-export async function startMockApi() {
-  const p = start(process.execPath, [path.join(REPO, "tests/e2e/mock-api/server.mjs"), "--port", "0"], { pipeStdout: true });
-  try {
-    const [, base] = await waitForLine(p, /listening on (http:\/\/127\.0\.0\.1:\d+)/);
-    return { kind: "mock", base, loginUrl: `${base}/login?code=dev`, home: null, seeded: "mock-api", log: () => "", stop: async () => [await p.stop()] };
-  } catch (e) {
-    await p.stop();
     throw e;
   }
 }

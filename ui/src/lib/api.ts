@@ -1,231 +1,21 @@
-// The dashboard API client (docs/api.md). Relative URLs and the same-origin cookie only: the
-// daemon sets an HttpOnly `metaclaw_session` cookie at /login?code=…, so the UI never sees a token.
+// The dashboard API client. Every type comes from ./api-types.ts, which is generated from
+// docs/openapi.json (itself generated from the Rust types; scripts/gen-api.sh), and every call
+// names a route and method of that document, so a change to the API fails the type check here
+// instead of at run time. Relative URLs and the same-origin cookie only: the daemon sets an
+// HttpOnly `metaclaw_session` cookie at /login?code=…, so the UI never sees a token.
 
-export type Mode = "skills_only" | "rl" | "auto";
+import type { paths } from "./api-types";
 
-export interface Status {
-  version: string;
-  pid: number;
-  uptime_s: number;
-  mode: Mode | string;
-  opd_enabled: boolean;
-  rl_enabled: boolean;
-  learning_paused: boolean;
-  upstream: { url: string; reachable: boolean | null; detail?: string | null };
-  counts: { sessions: number; turns: number; turns_today: number; skills: number; pending_proposals: number };
-  training: { running: boolean; step: number | null; progress: number | null; message?: string | null };
-  scheduler: { enabled: boolean; state: string | null; source?: string | null; next_window?: Window | string | null };
-  last_evolution_failure: unknown;
-}
+export type * from "./api-types";
 
-export interface Window {
-  start: string;
-  end: string;
-  source?: string;
-}
-
-export interface Session {
-  id: string;
-  source: string;
-  started_at: string;
-  last_seen_at: string;
-  ended_at: string | null;
-  end_reason: string | null;
-  turn_count: number;
-}
-
-export interface Injected {
-  name: string;
-  version?: string | number | null;
-  score?: number | null;
-}
-
-export interface Feedback {
-  rating: number;
-  note?: string | null;
-}
-
-export interface Turn {
-  id: string;
-  seq: number;
-  turn_type: string;
-  api: string;
-  model: string;
-  status: string;
-  error: string | null;
-  started_at: string;
-  latency_ms: number | null;
-  user_text: string | null;
-  assistant_text: string | null;
-  injected: Injected[];
-  feedback: Feedback | null;
-  skill_generation: number | null;
-}
-
-export interface SessionDetail {
-  session: Session;
-  turns: Turn[];
-}
-
-export interface Skill {
-  name: string;
-  description: string;
-  category: string;
-  version: string | number;
-  source: "user" | "bundled" | string;
-  path: string;
-  enabled: boolean;
-  pinned: boolean;
-  injected: number;
-  thumbs_up: number;
-  thumbs_down: number;
-}
-
-export interface Problem {
-  level: string;
-  message: string;
-}
-
-export interface SkillDetail {
-  skill: Skill;
-  content: string;
-  problems: Problem[];
-}
-
-export interface VersionRow {
-  skill_name: string;
-  version: number;
-  content: string;
-  author: string;
-  action: string;
-  proposal_id: number | null;
-  generation: number | null;
-  created_at: string;
-}
-
-export interface Candidate {
-  name: string;
-  category: string;
-  version: string | number;
-  score: number;
-  injected: boolean;
-  reason: string;
-}
-
-export interface Retrieval {
-  query: string;
-  mode: string;
-  candidates: Candidate[];
-}
-
-export interface Proposal {
-  id: number;
-  kind: "new" | "update" | string;
-  skill_name: string;
-  content: string;
-  base_content: string | null;
-  diff: string | null;
-  reason: string;
-  session_id: string | null;
-  turn_ids: string[];
-  signals: unknown;
-  evolver_model: string;
-  status: string;
-  reject_reason: string | null;
-  created_at: string;
-  decided_at: string | null;
-}
-
-export interface BulkResult {
-  results: { id: number; ok: boolean; error?: string | null }[];
-}
-
-export interface DistilResult {
-  session_id: string | null;
-  status: string;
-  proposals: unknown;
-  dropped: unknown;
-  signals: unknown;
-  error: string | null;
-}
-
-export interface TrainingStep {
-  step: number;
-  started_at: string;
-  finished_at: string | null;
-  status: string;
-  loss: number | null;
-  mean_reward: number | null;
-  success_rate: number | null;
-  tokens: number | null;
-  kl: number | null;
-  duration_s: number | null;
-  checkpoint: string | null;
-}
-
-export interface Checkpoint {
-  name: string;
-  step: number;
-  created_at: string;
-}
-
-export interface TimelineEntry {
-  start: string;
-  end: string;
-  kind: string;
-}
-
-export interface Scheduler {
-  enabled: boolean;
-  state: string | null;
-  source: string | null;
-  sources: {
-    sleep?: { start: string; end: string } | null;
-    idle?: { threshold_minutes: number; available: boolean | null } | null;
-    calendar?: { paths: string[]; urls: string[] } | null;
-  };
-  next_window: Window | null;
-  timeline: TimelineEntry[];
-}
-
-// The effective config (masked). Only the keys the UI reads are typed.
-export interface Config {
-  mode?: string;
-  llm?: { provider?: string; api_base?: string; model_id?: string; api_key?: string };
-  rl?: { enabled?: boolean; evolver_api_base?: string; evolver_model?: string };
-  opd?: { enabled?: boolean };
-  skills?: { dir?: string; retrieval_mode?: string; embedding?: { api_base?: string; model?: string } };
-  proxy?: { host?: string; port?: number };
-  [key: string]: unknown;
-}
-
-export interface ConfigPatch {
-  mode?: Mode;
-  opd_enabled?: boolean;
-  rl_enabled?: boolean;
-  learning_paused?: boolean;
-  llm?: { api_base?: string; model_id?: string; api_key?: string };
-}
-
-export interface ConfigPatchResult {
-  config: Config;
-  restart_required: boolean;
-}
-
-export interface ConnectionTest {
-  ok: boolean;
-  detail: string;
-  latency_ms: number | null;
-}
-
-export type ChartName = "reward" | "loss" | "success_rate" | "kl" | "prm_distribution" | "turns_per_day";
-
-/** An API error: the HTTP status plus the server's `{error: {message, code}}`. */
+/** An API error: the HTTP status plus the server's `{error: {code, message, keys}}`. */
 export class ApiError extends Error {
   constructor(
     readonly status: number,
     readonly code: string,
     message: string,
+    /** Configuration keys the error is about (an invalid value, settings RL still needs). */
+    readonly keys: string[] = [],
   ) {
     super(message);
     this.name = "ApiError";
@@ -245,24 +35,52 @@ function emitAuth(state: "ok" | "unauthorized" | "offline") {
   for (const fn of authListeners) fn(state);
 }
 
-async function request<T>(method: string, path: string, body?: unknown): Promise<T> {
+type Method = "get" | "post" | "put" | "patch" | "delete";
+type Route = keyof paths;
+type Op<P extends Route, M extends Method> = M extends keyof paths[P] ? paths[P][M] : never;
+type Output<P extends Route, M extends Method> =
+  Op<P, M> extends { responses: { 200: { content: { "application/json": infer T } } } } ? T : never;
+type Body<P extends Route, M extends Method> =
+  Op<P, M> extends { requestBody?: { content: { "application/json": infer B } } } ? B : never;
+type Query<P extends Route, M extends Method> =
+  Op<P, M> extends { parameters: { query?: infer Q } } ? (Q extends undefined ? never : Q) : never;
+type PathParams<P extends Route, M extends Method> =
+  Op<P, M> extends { parameters: { path: infer A } } ? A : never;
+
+interface Args<P extends Route, M extends Method> {
+  path?: PathParams<P, M>;
+  query?: Query<P, M>;
+  body?: Body<P, M>;
+}
+
+const enc = encodeURIComponent;
+
+function url(route: string, path?: object, query?: object): string {
+  let u = route.replace(/\{(\w+)\}/g, (_, name: string) => enc(String((path as Record<string, unknown>)?.[name] ?? "")));
+  const parts = Object.entries(query ?? {})
+    .filter(([, v]) => v !== undefined && v !== null && v !== "")
+    .map(([k, v]) => `${enc(k)}=${enc(String(v))}`);
+  if (parts.length) u += "?" + parts.join("&");
+  return u;
+}
+
+/** Call one operation of the document: `call("/api/skills/{name}", "get", { path: { name } })`. */
+export async function call<P extends Route, M extends Method>(route: P, method: M, args: Args<P, M> = {}): Promise<Output<P, M>> {
+  const target = url(route, args.path as object | undefined, args.query as object | undefined);
+  const body = args.body === undefined ? undefined : JSON.stringify(args.body);
   let res: Response;
   try {
-    res = await fetch(path, {
-      method,
+    res = await fetch(target, {
+      method: method.toUpperCase(),
       credentials: "same-origin",
       headers: body === undefined ? { Accept: "application/json" } : { Accept: "application/json", "Content-Type": "application/json" },
-      body: body === undefined ? undefined : JSON.stringify(body),
+      body,
     });
-  } catch (e) {
+  } catch {
     emitAuth("offline");
-    throw new ApiError(0, "offline", "Cannot reach the MetaClaw daemon. Is it running? Start it with `metaclaw start`.");
+    throw new ApiError(0, "offline", "Cannot reach MetaClaw. Is it running? Start it with `metaclaw start` or the desktop app.");
   }
-  if (res.status === 401) {
-    emitAuth("unauthorized");
-  } else {
-    emitAuth("ok");
-  }
+  emitAuth(res.status === 401 ? "unauthorized" : "ok");
   const text = await res.text();
   let data: unknown = undefined;
   if (text) {
@@ -273,57 +91,57 @@ async function request<T>(method: string, path: string, body?: unknown): Promise
     }
   }
   if (!res.ok) {
-    const err = (data as { error?: { message?: string; code?: string } } | undefined)?.error;
-    throw new ApiError(res.status, err?.code ?? "http_" + res.status, err?.message ?? `${method} ${path} failed: HTTP ${res.status}`);
+    const err = (data as { error?: { message?: string; code?: string; keys?: string[] } } | undefined)?.error;
+    throw new ApiError(res.status, err?.code ?? "http_" + res.status, err?.message ?? `${method.toUpperCase()} ${route} failed: HTTP ${res.status}`, err?.keys ?? []);
   }
-  return data as T;
+  return data as Output<P, M>;
 }
 
-const enc = encodeURIComponent;
+import type { ConfigPatch, Endpoint, ProposalStatus } from "./api-types";
 
-function query(params: Record<string, string | number | undefined | null>): string {
-  const parts = Object.entries(params)
-    .filter(([, v]) => v !== undefined && v !== null && v !== "")
-    .map(([k, v]) => `${enc(k)}=${enc(String(v))}`);
-  return parts.length ? "?" + parts.join("&") : "";
-}
+export type Mode = ConfigPatch["mode"] & string;
 
 export const api = {
-  status: () => request<Status>("GET", "/api/status"),
-  sessions: (limit = 100) => request<Session[]>("GET", "/api/sessions" + query({ limit })),
-  session: (id: string) => request<SessionDetail>("GET", `/api/sessions/${enc(id)}`),
-  feedback: (turnId: string, rating: 1 | -1, note?: string) =>
-    request<{ ok: boolean }>("POST", `/api/turns/${enc(turnId)}/feedback`, note ? { rating, note } : { rating }),
-  skills: (q?: string, category?: string) => request<Skill[]>("GET", "/api/skills" + query({ q, category })),
-  skill: (name: string) => request<SkillDetail>("GET", `/api/skills/${enc(name)}`),
-  createSkill: (content: string) => request<VersionRow>("POST", "/api/skills", { content }),
-  saveSkill: (name: string, content: string) => request<VersionRow>("PUT", `/api/skills/${enc(name)}`, { content }),
-  deleteSkill: (name: string) => request<VersionRow>("DELETE", `/api/skills/${enc(name)}`),
+  status: () => call("/api/status", "get"),
+  sessions: (limit = 100) => call("/api/sessions", "get", { query: { limit } }),
+  session: (id: string) => call("/api/sessions/{id}", "get", { path: { id } }),
+  feedback: (id: string, rating: 1 | -1, note?: string) =>
+    call("/api/turns/{id}/feedback", "post", { path: { id }, body: note ? { rating, note } : { rating } }),
+  skills: (q?: string, category?: string) => call("/api/skills", "get", { query: { q, category } }),
+  skill: (name: string) => call("/api/skills/{name}", "get", { path: { name } }),
+  createSkill: (content: string) => call("/api/skills", "post", { body: { content } }),
+  saveSkill: (name: string, content: string) => call("/api/skills/{name}", "put", { path: { name }, body: { content } }),
+  deleteSkill: (name: string) => call("/api/skills/{name}", "delete", { path: { name } }),
   skillState: (name: string, state: { enabled?: boolean; pinned?: boolean }) =>
-    request<{ ok: boolean }>("POST", `/api/skills/${enc(name)}/state`, state),
-  history: (name: string) => request<VersionRow[]>("GET", `/api/skills/${enc(name)}/history`),
-  rollback: (name: string, version: number) => request<VersionRow>("POST", `/api/skills/${enc(name)}/rollback`, { version }),
-  retrieval: (q: string) => request<Retrieval>("POST", "/api/retrieval", { query: q }),
-  proposals: (status?: string) => request<Proposal[]>("GET", "/api/proposals" + query({ status })),
-  proposal: (id: number) => request<Proposal>("GET", `/api/proposals/${id}`),
+    call("/api/skills/{name}/state", "post", { path: { name }, body: state }),
+  history: (name: string) => call("/api/skills/{name}/history", "get", { path: { name } }),
+  rollback: (name: string, version: number) => call("/api/skills/{name}/rollback", "post", { path: { name }, body: { version } }),
+  library: () => call("/api/library", "get"),
+  installBundled: () => call("/api/library/install-bundled", "post"),
+  retrieval: (query: string) => call("/api/retrieval", "post", { body: { query } }),
+  proposals: (status?: ProposalStatus | "all") => call("/api/proposals", "get", { query: { status } }),
+  proposal: (id: number) => call("/api/proposals/{id}", "get", { path: { id } }),
   approve: (id: number, content?: string) =>
-    request<VersionRow>("POST", `/api/proposals/${id}/approve`, content === undefined ? {} : { content }),
-  reject: (id: number, reason?: string) => request<{ ok: boolean }>("POST", `/api/proposals/${id}/reject`, reason ? { reason } : {}),
-  undo: (id: number) => request<VersionRow>("POST", `/api/proposals/${id}/undo`, {}),
+    call("/api/proposals/{id}/approve", "post", { path: { id }, body: content === undefined ? {} : { content } }),
+  reject: (id: number, reason?: string) => call("/api/proposals/{id}/reject", "post", { path: { id }, body: reason ? { reason } : {} }),
+  undo: (id: number) => call("/api/proposals/{id}/undo", "post", { path: { id } }),
   bulk: (action: "approve" | "reject", ids: number[], reason?: string) =>
-    request<BulkResult>("POST", "/api/proposals/bulk", reason ? { action, ids, reason } : { action, ids }),
-  distil: (sessionId?: string) => request<DistilResult>("POST", "/api/distil", sessionId ? { session_id: sessionId } : {}),
-  trainingSteps: () => request<TrainingStep[]>("GET", "/api/training/steps"),
-  checkpoints: () => request<Checkpoint[]>("GET", "/api/training/checkpoints"),
-  scheduler: () => request<Scheduler>("GET", "/api/scheduler"),
-  config: () => request<Config>("GET", "/api/config"),
-  patchConfig: (patch: ConfigPatch) => request<ConfigPatchResult>("PATCH", "/api/config", patch),
-  testConnection: (target: "llm" | "evolver" | "embedding") =>
-    request<ConnectionTest>("POST", "/api/config/test-connection", { target }),
+    call("/api/proposals/bulk", "post", { body: reason ? { action, ids, reason } : { action, ids } }),
+  distil: (session_id?: string) => call("/api/distil", "post", { body: session_id ? { session_id } : {} }),
+  trainingSteps: () => call("/api/training/steps", "get"),
+  checkpoints: () => call("/api/training/checkpoints", "get"),
+  rl: () => call("/api/rl", "get"),
+  scheduler: () => call("/api/scheduler", "get"),
+  config: () => call("/api/config", "get"),
+  patchConfig: (patch: ConfigPatch) => call("/api/config", "patch", { body: patch }),
+  testConnection: (target: Endpoint) => call("/api/config/test-connection", "post", { body: { target } }),
+  wiring: () => call("/api/wiring", "get"),
 };
 
+export type ChartName = "reward" | "loss" | "success_rate" | "kl" | "prm_distribution" | "turns_per_day";
+
 export function chartUrl(name: ChartName, theme: "light" | "dark", bust?: number): string {
-  return `/api/charts/${name}.svg` + query({ theme, v: bust || undefined });
+  return url("/api/charts/{name}", { name: `${name}.svg` }, { theme, v: bust || undefined });
 }
 
 export function errorMessage(e: unknown): string {

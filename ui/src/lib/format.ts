@@ -1,4 +1,5 @@
 // Formatting helpers shared by the pages.
+import type { Window } from "./api";
 
 export function parseTime(s: string | null | undefined): Date | null {
   if (!s) return null;
@@ -100,4 +101,11 @@ export function shortVersion(v: string | number | null | undefined): string {
 export function shortId(id: string | null | undefined): string {
   if (!id) return "—";
   return id.length > 24 ? id.slice(0, 8) + "…" : id;
+}
+
+/** A training window in one line: its times, how far away it starts, and its source. */
+export function windowText(w: Window | null | undefined): string {
+  if (!w) return "none planned";
+  const end = w.end ? clock(w.end) : "until you are back";
+  return `${clock(w.start)}–${end} (${relTime(w.start)}) · ${w.source}`;
 }

@@ -1,5 +1,5 @@
 import { useState } from "preact/hooks";
-import { api, errorMessage, type Proposal } from "../lib/api";
+import { api, errorMessage, type ProposalRow as Proposal } from "../lib/api";
 import { useLive } from "../lib/events";
 import { dateTime, relTime, shortId } from "../lib/format";
 import { useResource } from "../lib/resource";

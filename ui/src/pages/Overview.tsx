@@ -1,6 +1,6 @@
 import { useStatus } from "../App";
-import type { Status, Window } from "../lib/api";
-import { clock, dateTime, duration, modeLabel, relTime } from "../lib/format";
+import type { Status } from "../lib/api";
+import { dateTime, duration, modeLabel, windowText } from "../lib/format";
 import { href } from "../lib/router";
 import { Badge, Card, Dot, ErrorBox, KeyValues, Kbd, Loading, PageHeader, Progress } from "../components/ui";
 
@@ -155,11 +155,6 @@ function TrainingSummary({ s }: { s: Status }) {
   );
 }
 
-export function windowText(w: Window | string | null | undefined): string {
-  if (!w) return "none planned";
-  if (typeof w === "string") return w;
-  return `${clock(w.start)}–${clock(w.end)} (${relTime(w.start)})${w.source ? " · " + w.source : ""}`;
-}
 
 function EvolutionFailure({ f }: { f: unknown }) {
   if (f === null || f === undefined || f === "") {

@@ -1,7 +1,7 @@
 import { useEffect, useMemo, useState } from "preact/hooks";
-import { api, type Scheduler } from "../lib/api";
+import { api, type SchedulerView } from "../lib/api";
 import { useLive } from "../lib/events";
-import { clock, dateTime, relTime } from "../lib/format";
+import { clock, dateTime, windowText } from "../lib/format";
 import { useResource } from "../lib/resource";
 import { href } from "../lib/router";
 import { bandOf, hourTicks, sleepSpans, timelineRange, toSegment, type Segment } from "../lib/timeline";
@@ -38,18 +38,10 @@ export function SchedulerPage() {
             <Card testid="scheduler-state">
               <KeyValues
                 rows={[
-                  ["State", <Badge tone="info">{s.state || "unknown"}</Badge>, "scheduler-state-value"],
-                  ["Current source", s.source || "—"],
-                  [
-                    "Next window",
-                    s.next_window ? (
-                      <>
-                        {clock(s.next_window.start)}–{clock(s.next_window.end)} <span class="muted">({relTime(s.next_window.start)}{s.next_window.source ? ` · ${s.next_window.source}` : ""})</span>
-                      </>
-                    ) : (
-                      "none planned"
-                    ),
-                  ],
+                  ["State", <Badge tone="info">{s.status.state}</Badge>, "scheduler-state-value"],
+                  ["Current source", s.status.window?.source ?? "—"],
+                  ["Next window", windowText(s.next_window)],
+                  ...(s.status.blocked_reason ? [["Waiting", s.status.blocked_reason] as [string, string]] : []),
                 ]}
               />
             </Card>
@@ -59,54 +51,84 @@ export function SchedulerPage() {
           </Card>
           <div class="grid cards">
             <Card title="Sleep hours" testid="source-sleep">
-              {s.sources?.sleep ? (
-                <p>
-                  <strong>{s.sources.sleep.start}</strong> to <strong>{s.sources.sleep.end}</strong>
-                  <span class="muted small"> (local time)</span>
-                </p>
-              ) : (
-                <p class="muted">Not set. Add <Kbd>scheduler.sleep_start</Kbd> and <Kbd>scheduler.sleep_end</Kbd> (HH:MM) to config.yaml.</p>
-              )}
+              <SleepSource s={s} />
             </Card>
             <Card title="Idle detection" testid="source-idle">
-              {s.sources?.idle ? (
-                s.sources.idle.available === null || s.sources.idle.available === undefined ? (
-                  <p>
-                    Threshold: <strong>{s.sources.idle.threshold_minutes} min</strong> without keyboard or mouse input.{" "}
-                    <span class="muted">Whether idle time can be read here is known once the scheduler runs.</span>
-                  </p>
-                ) : s.sources.idle.available ? (
-                  <p>
-                    Trains after <strong>{s.sources.idle.threshold_minutes} min</strong> without keyboard or mouse input.
-                  </p>
-                ) : (
-                  <p class="muted" data-testid="idle-unavailable">
-                    Not available on this machine (no graphical session, so idle time can't be read). Sleep hours and the calendar still work.
-                  </p>
-                )
-              ) : (
-                <p class="muted">Not configured.</p>
-              )}
+              <IdleSource s={s} />
             </Card>
             <Card title="Calendar" testid="source-calendar">
-              {s.sources?.calendar && (s.sources.calendar.paths?.length || s.sources.calendar.urls?.length) ? (
-                <ul class="list">
-                  {[...(s.sources.calendar.paths ?? []), ...(s.sources.calendar.urls ?? [])].map((c) => (
-                    <li key={c} class="mono small break">
-                      {c}
-                    </li>
-                  ))}
-                </ul>
-              ) : (
-                <p class="muted" data-testid="calendar-empty">
-                  No calendar. Add .ics files or URLs under <Kbd>scheduler.calendar</Kbd> in config.yaml so MetaClaw never trains during a meeting.
-                </p>
-              )}
+              <CalendarSource s={s} />
             </Card>
           </div>
         </>
       )}
     </div>
+  );
+}
+
+function SleepSource({ s }: { s: SchedulerView }) {
+  const sleep = s.status.sources.sleep;
+  if (!sleep.enabled || !sleep.sleep_start || !sleep.sleep_end) {
+    return (
+      <p class="muted">
+        Not set. Set <Kbd>scheduler.sleep_start</Kbd> and <Kbd>scheduler.sleep_end</Kbd> (HH:MM).
+      </p>
+    );
+  }
+  return (
+    <>
+      <p>
+        <strong>{sleep.sleep_start}</strong> to <strong>{sleep.sleep_end}</strong>
+        <span class="muted small"> ({s.status.time_zone})</span>
+      </p>
+      {sleep.problem && <p class="error small">{sleep.problem}</p>}
+    </>
+  );
+}
+
+function IdleSource({ s }: { s: SchedulerView }) {
+  const idle = s.status.sources.idle;
+  if (!idle.enabled || idle.threshold_secs == null) return <p class="muted">Not configured.</p>;
+  const minutes = Math.round(idle.threshold_secs / 60);
+  return (
+    <>
+      <p>
+        Trains after <strong>{minutes} min</strong> without keyboard or mouse input{idle.open ? " (you are away now)" : ""}.
+      </p>
+      {idle.reading.kind === "unknown" && (
+        <p class="muted small" data-testid="idle-unavailable">
+          The desktop's idle time can't be read here ({idle.reading.reason}), so time since your agent's last request counts instead.
+        </p>
+      )}
+    </>
+  );
+}
+
+function CalendarSource({ s }: { s: SchedulerView }) {
+  const cal = s.status.sources.calendar;
+  const sources = [...cal.files.map((f) => `${f.path} (${f.events} events)`), ...cal.urls.map((u) => `${u.url}${u.events == null ? "" : ` (${u.events} events)`}`)];
+  if (!cal.enabled || sources.length === 0) {
+    return (
+      <p class="muted" data-testid="calendar-empty">
+        No calendar. Add .ics files or URLs under <Kbd>scheduler.calendar</Kbd> so MetaClaw never trains during a meeting.
+      </p>
+    );
+  }
+  return (
+    <>
+      <ul class="list">
+        {sources.map((c) => (
+          <li key={c} class="mono small break">
+            {c}
+          </li>
+        ))}
+      </ul>
+      {cal.problems.map((p) => (
+        <p key={p.source} class="error small">
+          {p.source}: {p.reason}
+        </p>
+      ))}
+    </>
   );
 }
 
@@ -119,26 +141,27 @@ function useNow(ms = 60_000): Date {
   return now;
 }
 
-function Timeline({ s }: { s: Scheduler }) {
+function Timeline({ s }: { s: SchedulerView }) {
   const now = useNow();
   const range = useMemo(() => timelineRange(now), [now]);
   const segments = useMemo(() => {
     const out: Segment[] = [];
-    const hasSleepEntries = (s.timeline ?? []).some((e) => bandOf(e.kind) === "sleep");
-    if (s.sources?.sleep && !hasSleepEntries) {
-      for (const sp of sleepSpans(s.sources.sleep.start, s.sources.sleep.end, range)) {
+    const sleep = s.status.sources.sleep;
+    const hasSleepEntries = s.timeline.some((e) => bandOf(e.kind) === "sleep");
+    if (sleep.enabled && sleep.sleep_start && sleep.sleep_end && !hasSleepEntries) {
+      for (const sp of sleepSpans(sleep.sleep_start, sleep.sleep_end, range)) {
         const seg = toSegment("sleep", sp, range);
         if (seg) out.push(seg);
       }
     }
-    for (const e of s.timeline ?? []) {
+    for (const e of s.timeline) {
       const a = Date.parse(e.start);
       const b = Date.parse(e.end);
       if (isNaN(a) || isNaN(b)) continue;
       const seg = toSegment(bandOf(e.kind), { start: a, end: b }, range);
       if (seg) out.push(seg);
     }
-    if (s.next_window) {
+    if (s.next_window?.end) {
       const a = Date.parse(s.next_window.start);
       const b = Date.parse(s.next_window.end);
       const seg = !isNaN(a) && !isNaN(b) ? toSegment("next", { start: a, end: b }, range) : null;

@@ -1,6 +1,6 @@
 import { ThumbIcon } from "../components/icons";
 import { useState } from "preact/hooks";
-import { api, errorMessage, type Turn } from "../lib/api";
+import { api, errorMessage, type TurnSummary as Turn } from "../lib/api";
 import { useLive } from "../lib/events";
 import { apiLabel, dateTime, num, relTime, shortId } from "../lib/format";
 import { useResource } from "../lib/resource";

@@ -1,6 +1,6 @@
 import { useEffect, useState } from "preact/hooks";
 import { useStatus } from "../App";
-import { api, errorMessage, type ConfigPatch, type ConnectionTest, type Mode, type Status } from "../lib/api";
+import { api, errorMessage, type ConfigPatch, type ConnectionTest, type LlmConfig, type Mode, type Status } from "../lib/api";
 import { useResource } from "../lib/resource";
 import { Card, ErrorBox, Kbd, Loading, Notice, PageHeader, Switch } from "../components/ui";
 import { toast } from "../components/toast";
@@ -23,7 +23,11 @@ export function SettingsPage() {
   const patch = async (p: ConfigPatch, what: string) => {
     setSaving(what);
     setErr(null);
-    const { llm: _llm, ...flags } = p;
+    const flags: typeof optimistic = {};
+    if (p.mode != null) flags.mode = p.mode;
+    if (p.rl_enabled != null) flags.rl_enabled = p.rl_enabled;
+    if (p.opd_enabled != null) flags.opd_enabled = p.opd_enabled;
+    if (p.learning_paused != null) flags.learning_paused = p.learning_paused;
     setOptimistic(flags);
     try {
       const r = await api.patchConfig(p);
@@ -123,7 +127,7 @@ function LlmForm(props: {
   saving: boolean;
   onSave: (p: ConfigPatch, what: string) => Promise<boolean>;
 }) {
-  const llm = props.config?.llm ?? {};
+  const llm: Partial<LlmConfig> = props.config?.llm ?? {};
   const [base, setBase] = useState("");
   const [model, setModel] = useState("");
   const [key, setKey] = useState("");
@@ -132,7 +136,7 @@ function LlmForm(props: {
     setModel(llm.model_id ?? "");
   }, [llm.api_base, llm.model_id]);
 
-  const changed: ConfigPatch["llm"] = {};
+  const changed: NonNullable<ConfigPatch["llm"]> = {};
   if (base !== (llm.api_base ?? "")) changed.api_base = base.trim();
   if (model !== (llm.model_id ?? "")) changed.model_id = model.trim();
   if (key) changed.api_key = key; // only when the user typed one: the stored key is never sent back

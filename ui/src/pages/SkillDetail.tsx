@@ -1,6 +1,6 @@
 import { ThumbIcon } from "../components/icons";
 import { useEffect, useMemo, useState } from "preact/hooks";
-import { api, errorMessage, type SkillDetail, type VersionRow } from "../lib/api";
+import { api, errorMessage, type SkillDetail, type SkillVersionRow as VersionRow } from "../lib/api";
 import { useLive } from "../lib/events";
 import { dateTime, relTime, shortVersion } from "../lib/format";
 import { frontmatterFields, frontmatterHints, splitFrontmatter } from "../lib/markdown";

@@ -1,6 +1,6 @@
 import { ThumbIcon } from "../components/icons";
 import { useEffect, useMemo, useState } from "preact/hooks";
-import { api, errorMessage, type Retrieval, type Skill } from "../lib/api";
+import { api, errorMessage, type Retrieval, type SkillInfo as Skill } from "../lib/api";
 import { useLive } from "../lib/events";
 import { num, shortVersion } from "../lib/format";
 import { useResource } from "../lib/resource";

@@ -120,7 +120,7 @@ export function TrainingPage() {
                       <tr key={r.step} data-testid={`step-row-${r.step}`}>
                         <td class="num">{r.step}</td>
                         <td>
-                          <Badge tone={r.status === "ok" || r.status === "done" || r.status === "completed" ? "ok" : r.status === "running" ? "info" : r.status === "failed" ? "error" : "neutral"}>
+                          <Badge tone={r.status === "ok" ? "ok" : r.status === "running" ? "info" : r.status === "failed" ? "error" : "neutral"}>
                             {r.status}
                           </Badge>
                         </td>
@@ -129,7 +129,7 @@ export function TrainingPage() {
                             {relTime(r.started_at)}
                           </time>
                         </td>
-                        <td class="num">{duration(r.duration_s ?? secondsBetween(r.started_at, r.finished_at))}</td>
+                        <td class="num">{duration(secondsBetween(r.started_at, r.finished_at))}</td>
                         <td class="num">{num(r.loss)}</td>
                         <td class="num">{num(r.mean_reward)}</td>
                         <td class="num">{r.success_rate == null ? "—" : `${Math.round((r.success_rate > 1 ? r.success_rate / 100 : r.success_rate) * 100)}%`}</td>

@@ -6,9 +6,8 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Redirect, Response};
 use serde::Deserialize;
-use serde_json::json;
 
-use super::{ApiError, ApiState};
+use super::{Api, ApiError, ErrorCode};
 use crate::error::CoreError;
 
 pub(crate) const COOKIE: &str = "metaclaw_session";
@@ -30,8 +29,10 @@ pub(crate) fn load_or_create_token(home: &metaclaw_config::Home) -> Result<Strin
         }
     }
     let token = random_hex(32);
-    let fail =
-        |e: std::io::Error| CoreError::Skills(format!("could not write {}: {e}", path.display()));
+    let fail = |source| CoreError::Write {
+        path: path.clone(),
+        source,
+    };
     {
         use std::io::Write;
         use std::os::unix::fs::OpenOptionsExt;
@@ -70,7 +71,7 @@ fn host_is_loopback(headers: &HeaderMap) -> bool {
 pub(crate) async fn loopback_only(req: Request, next: Next) -> Response {
     if !host_is_loopback(req.headers()) {
         return ApiError::new(
-            StatusCode::FORBIDDEN,
+            ErrorCode::Forbidden,
             "the dashboard only answers on loopback host names (127.0.0.1, localhost)",
         )
         .into_response();
@@ -107,42 +108,40 @@ fn presented_token(headers: &HeaderMap) -> Option<String> {
         .map(|(_, v)| v.to_owned())
 }
 
-pub(crate) async fn require_token(
-    State(state): State<ApiState>,
-    req: Request,
-    next: Next,
-) -> Response {
+pub(crate) async fn require_token(State(state): State<Api>, req: Request, next: Next) -> Response {
     if !same_origin(req.headers()) {
         return ApiError::new(
-            StatusCode::FORBIDDEN,
+            ErrorCode::Forbidden,
             "cross-origin requests to the dashboard API are refused",
         )
         .into_response();
     }
     match presented_token(req.headers()) {
-        Some(t) if metaclaw_proxy::constant_time_eq(t.as_bytes(), state.token.as_bytes()) => {
+        Some(t) if metaclaw_proxy::constant_time_eq(t.as_bytes(), state.token().as_bytes()) => {
             next.run(req).await
         }
         Some(_) => {
-            ApiError::new(StatusCode::UNAUTHORIZED, "invalid dashboard token").into_response()
+            ApiError::new(ErrorCode::Unauthorized, "invalid dashboard token").into_response()
         }
         None => ApiError::new(
-            StatusCode::UNAUTHORIZED,
+            ErrorCode::Unauthorized,
             "log in with `metaclaw dashboard` (or send the dashboard token as a Bearer header)",
         )
         .into_response(),
     }
 }
 
-/// A one-time login code for `metaclaw dashboard` (needs the token itself).
-pub(crate) async fn new_login_code(State(state): State<ApiState>) -> impl IntoResponse {
-    let code = random_hex(16);
-    let expires = state.parts.clock.now() + chrono::Duration::minutes(CODE_LIFETIME_MINUTES);
-    let mut codes = state.codes.lock().unwrap_or_else(|e| e.into_inner());
-    let now = state.parts.clock.now();
-    codes.retain(|_, exp| *exp > now);
-    codes.insert(code.clone(), expires);
-    axum::Json(json!({"code": code, "expires_at": expires.to_rfc3339()}))
+impl Api {
+    /// A one-time login code and when it expires (the `NewLoginCode` operation).
+    pub(crate) fn new_login_code(&self) -> (String, chrono::DateTime<chrono::Utc>) {
+        let code = random_hex(16);
+        let now = self.parts().clock.now();
+        let expires = now + chrono::Duration::minutes(CODE_LIFETIME_MINUTES);
+        let mut codes = self.codes();
+        codes.retain(|_, exp| *exp > now);
+        codes.insert(code.clone(), expires);
+        (code, expires)
+    }
 }
 
 #[derive(Deserialize)]
@@ -151,12 +150,12 @@ pub(crate) struct LoginQuery {
 }
 
 /// Exchange a one-time code for the session cookie, then open the dashboard.
-pub(crate) async fn login(State(state): State<ApiState>, Query(q): Query<LoginQuery>) -> Response {
+pub(crate) async fn login(State(state): State<Api>, Query(q): Query<LoginQuery>) -> Response {
     let valid = {
-        let mut codes = state.codes.lock().unwrap_or_else(|e| e.into_inner());
+        let mut codes = state.codes();
         codes
             .remove(&q.code)
-            .is_some_and(|exp| exp > state.parts.clock.now())
+            .is_some_and(|exp| exp > state.parts().clock.now())
     };
     if !valid {
         return (StatusCode::UNAUTHORIZED, axum::response::Html(
@@ -166,7 +165,7 @@ pub(crate) async fn login(State(state): State<ApiState>, Query(q): Query<LoginQu
     }
     let cookie = format!(
         "{COOKIE}={}; HttpOnly; SameSite=Strict; Path=/",
-        state.token
+        state.token()
     );
     let mut resp = Redirect::to("/").into_response();
     if let Ok(v) = cookie.parse() {

@@ -4,7 +4,7 @@ use axum::response::{IntoResponse, Response};
 use metaclaw_charts::Theme;
 use serde::Deserialize;
 
-use super::{ApiError, ApiResult, ApiState};
+use super::{Api, ApiError};
 
 #[derive(Deserialize)]
 pub(crate) struct ThemeQuery {
@@ -12,10 +12,10 @@ pub(crate) struct ThemeQuery {
 }
 
 pub(crate) async fn chart(
-    State(s): State<ApiState>,
+    State(s): State<Api>,
     Path(file): Path<String>,
     Query(q): Query<ThemeQuery>,
-) -> ApiResult<Response> {
+) -> Result<Response, ApiError> {
     let name = file.strip_suffix(".svg").unwrap_or(&file);
     let theme: Theme = q
         .theme
@@ -26,7 +26,7 @@ pub(crate) async fn chart(
     let store = s.store();
     let steps = || store.training_steps(10_000);
     let series =
-        |f: fn(&metaclaw_store::TrainingStep) -> Option<f64>| -> ApiResult<Vec<(u64, f64)>> {
+        |f: fn(&metaclaw_store::TrainingStep) -> Option<f64>| -> Result<Vec<(u64, f64)>, ApiError> {
             Ok(steps()?
                 .iter()
                 .filter_map(|st| f(st).map(|v| (st.step, v)))
@@ -44,7 +44,7 @@ pub(crate) async fn chart(
         }
         other => return Err(ApiError::not_found(format!("no chart `{other}` (reward, loss, success_rate, kl, prm_distribution, turns_per_day)"))),
     }
-    .map_err(|e| ApiError::new(axum::http::StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
+    .map_err(|e| ApiError::internal(e.to_string()))?;
     Ok((
         [
             (header::CONTENT_TYPE, "image/svg+xml"),

@@ -1,90 +1,271 @@
+//! API errors: every failure has a stable code that decides its HTTP status (on `/api`) and the
+//! CLI's exit status, chosen from the error's type, never from its text.
+
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use serde_json::json;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
-use crate::error::CoreError;
+use crate::error::{CoreError, SkillError};
 
-/// An `/api` failure: a status and a message the dashboard shows as it is.
-#[derive(Debug)]
-pub(crate) struct ApiError {
-    pub status: StatusCode,
+/// The class of a failure. Stable: clients may match on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCode {
+    /// The request itself is malformed (bad JSON, a missing field, a value out of range).
+    BadRequest,
+    /// A configuration value was refused by validation; `keys` names it.
+    InvalidSetting,
+    /// A SKILL.md does not parse or does not pass lint.
+    InvalidSkill,
+    /// The thing asked for does not exist.
+    NotFound,
+    /// The thing exists but is in the wrong state (not pending, already exists, bundled).
+    Conflict,
+    /// RL cannot run yet: settings are missing (`keys` names them).
+    NotReady,
+    /// A part of MetaClaw that is switched off (skills disabled, RL not running).
+    Unavailable,
+    /// No MetaClaw is running for this home directory (CLI).
+    NotRunning,
+    /// An upstream service (the LLM, the judge, Tinker) failed.
+    Upstream,
+    Unauthorized,
+    Forbidden,
+    TooLarge,
+    Internal,
+}
+
+impl ErrorCode {
+    pub fn status(self) -> StatusCode {
+        match self {
+            ErrorCode::BadRequest | ErrorCode::InvalidSetting | ErrorCode::InvalidSkill => {
+                StatusCode::BAD_REQUEST
+            }
+            ErrorCode::NotFound => StatusCode::NOT_FOUND,
+            ErrorCode::Conflict | ErrorCode::NotReady => StatusCode::CONFLICT,
+            ErrorCode::Unavailable | ErrorCode::NotRunning => StatusCode::SERVICE_UNAVAILABLE,
+            ErrorCode::Upstream => StatusCode::BAD_GATEWAY,
+            ErrorCode::Unauthorized => StatusCode::UNAUTHORIZED,
+            ErrorCode::Forbidden => StatusCode::FORBIDDEN,
+            ErrorCode::TooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            ErrorCode::Internal => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    /// The code an HTTP status stands for, when an answer carries no code of ours.
+    pub fn from_status(status: u16) -> ErrorCode {
+        match status {
+            400 | 422 => ErrorCode::BadRequest,
+            401 => ErrorCode::Unauthorized,
+            403 => ErrorCode::Forbidden,
+            404 => ErrorCode::NotFound,
+            409 => ErrorCode::Conflict,
+            413 => ErrorCode::TooLarge,
+            502 | 504 => ErrorCode::Upstream,
+            503 => ErrorCode::Unavailable,
+            _ => ErrorCode::Internal,
+        }
+    }
+
+    /// The `metaclaw` exit status for this class (README, "Exit status").
+    pub fn exit_code(self) -> u8 {
+        match self {
+            ErrorCode::Internal => 1,
+            ErrorCode::BadRequest
+            | ErrorCode::InvalidSetting
+            | ErrorCode::InvalidSkill
+            | ErrorCode::TooLarge => 2,
+            ErrorCode::NotFound => 3,
+            ErrorCode::Conflict | ErrorCode::NotReady => 4,
+            ErrorCode::Unavailable | ErrorCode::NotRunning => 5,
+            ErrorCode::Upstream => 6,
+            ErrorCode::Unauthorized | ErrorCode::Forbidden => 7,
+        }
+    }
+}
+
+/// A failed operation: its class and a sentence the dashboard and the CLI show as is.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, thiserror::Error)]
+#[error("{message}")]
+pub struct ApiError {
+    pub code: ErrorCode,
     pub message: String,
+    /// Configuration keys the error is about (an invalid value, settings RL still needs).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub keys: Vec<String>,
+}
+
+/// How an error travels on `/api`: `{"error": {"code", "message", "keys"}}`.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct ErrorBody {
+    pub error: ApiError,
 }
 
 impl ApiError {
-    pub fn new(status: StatusCode, message: impl Into<String>) -> Self {
-        Self {
-            status,
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        ApiError {
+            code,
             message: message.into(),
+            keys: Vec::new(),
         }
+    }
+
+    pub fn with_keys(mut self, keys: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.keys = keys.into_iter().map(Into::into).collect();
+        self
     }
 
     pub fn bad_request(message: impl Into<String>) -> Self {
-        Self::new(StatusCode::BAD_REQUEST, message)
+        Self::new(ErrorCode::BadRequest, message)
     }
 
     pub fn not_found(message: impl Into<String>) -> Self {
-        Self::new(StatusCode::NOT_FOUND, message)
+        Self::new(ErrorCode::NotFound, message)
     }
 
-    fn code(&self) -> &'static str {
-        match self.status.as_u16() {
-            400 | 422 => "bad_request",
-            401 => "unauthorized",
-            403 => "forbidden",
-            404 => "not_found",
-            409 => "conflict",
-            413 => "too_large",
-            503 => "unavailable",
-            _ => "internal",
-        }
+    pub fn internal(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::Internal, message)
+    }
+
+    pub fn status(&self) -> StatusCode {
+        self.code.status()
     }
 }
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let body = json!({"error": {"message": self.message, "code": self.code()}});
-        (self.status, axum::Json(body)).into_response()
+        let status = self.status();
+        (status, axum::Json(ErrorBody { error: self })).into_response()
     }
 }
 
-impl From<CoreError> for ApiError {
-    fn from(e: CoreError) -> Self {
-        let message = e.to_string();
-        // Core errors about a missing thing read "no skill named …", "no proposal #…".
-        let status = if message.contains(": no ")
-            || message.starts_with("no ")
-            || message.contains("has no version")
-        {
-            StatusCode::NOT_FOUND
-        } else if message.contains("not pending")
-            || message.contains("not approved")
-            || message.contains("already exists")
-        {
-            StatusCode::CONFLICT
-        } else {
-            StatusCode::BAD_REQUEST
-        };
-        Self::new(status, message)
+fn store_code(e: &metaclaw_store::StoreError) -> ErrorCode {
+    use metaclaw_store::StoreError as S;
+    match e {
+        S::NotFound { .. } => ErrorCode::NotFound,
+        S::InvalidRating(_) | S::InvalidValue { .. } => ErrorCode::BadRequest,
+        _ => ErrorCode::Internal,
     }
 }
 
 impl From<metaclaw_store::StoreError> for ApiError {
     fn from(e: metaclaw_store::StoreError) -> Self {
-        let status = match e {
-            metaclaw_store::StoreError::NotFound { .. } => StatusCode::NOT_FOUND,
-            metaclaw_store::StoreError::InvalidRating(_)
-            | metaclaw_store::StoreError::InvalidValue { .. } => StatusCode::BAD_REQUEST,
-            _ => StatusCode::INTERNAL_SERVER_ERROR,
-        };
-        Self::new(status, e.to_string())
+        Self::new(store_code(&e), e.to_string())
     }
 }
 
 impl From<metaclaw_config::ConfigError> for ApiError {
     fn from(e: metaclaw_config::ConfigError) -> Self {
-        Self::bad_request(e.to_string())
+        use metaclaw_config::ConfigError as C;
+        match &e {
+            C::InvalidValue { key, .. } | C::InvalidKey { key, .. } => {
+                Self::new(ErrorCode::InvalidSetting, e.to_string()).with_keys([key.clone()])
+            }
+            C::Yaml { .. } | C::NotAMapping { .. } => {
+                Self::new(ErrorCode::InvalidSetting, e.to_string())
+            }
+            C::NoHome | C::Io { .. } | C::Serialize(_) => Self::internal(e.to_string()),
+        }
     }
 }
 
-pub(crate) type ApiResult<T> = Result<T, ApiError>;
+impl From<SkillError> for ApiError {
+    fn from(e: SkillError) -> Self {
+        let code = match &e {
+            SkillError::NotFound(_)
+            | SkillError::NoProposal(_)
+            | SkillError::NoVersion { .. }
+            | SkillError::NoSessions
+            | SkillError::EmptySession(_) => ErrorCode::NotFound,
+            SkillError::WrongState { .. } | SkillError::Exists(_) | SkillError::Bundled(_) => {
+                ErrorCode::Conflict
+            }
+            SkillError::InvalidName(_) | SkillError::Invalid(_) => ErrorCode::InvalidSkill,
+            SkillError::NoFolder | SkillError::Off => ErrorCode::Unavailable,
+            SkillError::Io { .. } => ErrorCode::Internal,
+            SkillError::Store(s) => store_code(s),
+        };
+        Self::new(code, e.to_string())
+    }
+}
+
+impl From<CoreError> for ApiError {
+    fn from(e: CoreError) -> Self {
+        match e {
+            CoreError::Config(c) => c.into(),
+            CoreError::Skill(s) => s.into(),
+            other => Self::internal(other.to_string()),
+        }
+    }
+}
+
+impl From<metaclaw_rl::RlError> for ApiError {
+    fn from(e: metaclaw_rl::RlError) -> Self {
+        match e {
+            metaclaw_rl::RlError::Config(m) => Self::new(ErrorCode::NotReady, m),
+            other => Self::new(ErrorCode::Upstream, other.to_string()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_code_has_a_distinct_meaning() {
+        let all = [
+            ErrorCode::BadRequest,
+            ErrorCode::InvalidSetting,
+            ErrorCode::InvalidSkill,
+            ErrorCode::NotFound,
+            ErrorCode::Conflict,
+            ErrorCode::NotReady,
+            ErrorCode::Unavailable,
+            ErrorCode::NotRunning,
+            ErrorCode::Upstream,
+            ErrorCode::Unauthorized,
+            ErrorCode::Forbidden,
+            ErrorCode::TooLarge,
+            ErrorCode::Internal,
+        ];
+        for c in all {
+            // The status maps back to a code of the same exit class.
+            assert_eq!(
+                ErrorCode::from_status(c.status().as_u16()).exit_code(),
+                c.exit_code(),
+                "{c:?}"
+            );
+            assert_ne!(c.exit_code(), 0);
+        }
+    }
+
+    #[test]
+    fn skill_errors_map_by_type() {
+        let e: ApiError = SkillError::NotFound("x".into()).into();
+        assert_eq!(e.code, ErrorCode::NotFound);
+        let e: ApiError = SkillError::WrongState {
+            id: 3,
+            status: "approved".into(),
+            expected: "pending",
+        }
+        .into();
+        assert_eq!((e.code, e.status().as_u16()), (ErrorCode::Conflict, 409));
+        assert_eq!(e.message, "proposal #3 is approved, not pending");
+        let e: ApiError = SkillError::Invalid("bad".into()).into();
+        assert_eq!(e.status().as_u16(), 400);
+    }
+
+    #[test]
+    fn config_errors_name_their_key() {
+        let e: ApiError = metaclaw_config::ConfigError::InvalidValue {
+            key: "mode".into(),
+            value: "\"x\"".into(),
+            allowed: "allowed: skills_only, rl, auto".into(),
+        }
+        .into();
+        assert_eq!(e.code, ErrorCode::InvalidSetting);
+        assert_eq!(e.keys, ["mode"]);
+    }
+}

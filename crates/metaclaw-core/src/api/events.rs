@@ -9,7 +9,7 @@ use futures_util::Stream;
 use metaclaw_domain::Event;
 use tokio::sync::broadcast::error::RecvError;
 
-use super::ApiState;
+use super::Api;
 
 fn name(e: &Event) -> &'static str {
     match e {
@@ -25,10 +25,10 @@ fn name(e: &Event) -> &'static str {
 }
 
 pub(crate) async fn stream(
-    State(s): State<ApiState>,
+    State(s): State<Api>,
 ) -> Sse<impl Stream<Item = Result<SseEvent, Infallible>>> {
-    let rx = s.parts.events.subscribe();
-    let stop = s.parts.shutdown.clone();
+    let rx = s.parts().events.subscribe();
+    let stop = s.parts().shutdown.clone();
     let stream = futures_util::stream::unfold((rx, stop), |(mut rx, stop)| async move {
         let next = tokio::select! {
             _ = stop.cancelled() => return None,

@@ -1,38 +1,40 @@
-//! The dashboard API under `/api` (see docs/api.md), the one-time login, and the built UI at
-//! `/`. The same router serves the tray app's window and a browser.
+//! The one API of the running core. Every operation (status, settings, skills, proposals,
+//! sessions, feedback, training, scheduler, wiring, login) is a typed [`Operation`] in `ops`;
+//! the `/api` routes (`http`), the OpenAPI document (`openapi`), the HTTP client the CLI uses
+//! (`client`) and the tray's in-process calls ([`Api::call`]) are all derived from them.
+//! The same router serves the tray app's window and a browser; see docs/api.md.
 
 mod auth;
+mod catalogue;
 mod charts;
-mod config;
+pub mod client;
 mod error;
 mod events;
-mod openapi;
-mod proposals;
-mod sessions;
-mod skills;
-mod status;
-mod training;
+mod http;
+pub mod openapi;
+mod operation;
+pub mod ops;
 mod ui;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
-use axum::Router;
-use axum::routing::{get, post};
 use chrono::{DateTime, Utc};
-use metaclaw_config::Home;
+use metaclaw_config::{Config, Home};
 use metaclaw_domain::{Clock, Event};
 use metaclaw_store::Store;
 use tokio::sync::broadcast;
 
-pub(crate) use error::{ApiError, ApiResult};
+pub use client::ApiClient;
+pub use error::{ApiError, ErrorBody, ErrorCode};
+pub use operation::{Method, NoInput, Operation, PathArgs};
 
-use crate::error::CoreError;
+use crate::error::{CoreError, SkillError};
 use crate::evolution::Evolution;
 use crate::live::LiveConfig;
 use crate::skills::SkillService;
 
+/// What the operations work on: the parts of one core.
 pub(crate) struct ApiParts {
     pub store: Arc<Store>,
     pub skills: Option<Arc<SkillService>>,
@@ -46,10 +48,13 @@ pub(crate) struct ApiParts {
     pub shutdown: tokio_util::sync::CancellationToken,
     pub scheduler: Arc<metaclaw_scheduler::Scheduler>,
     pub rl: Arc<metaclaw_rl::RlService>,
+    /// Where the proxy and this API listen; `None` for a CLI working on the home directly.
+    pub addr: Option<std::net::SocketAddr>,
 }
 
+/// A handle on the core's API. Cheap to clone; every clone acts on the same core.
 #[derive(Clone)]
-pub(crate) struct ApiState(Arc<Inner>);
+pub struct Api(Arc<Inner>);
 
 pub(crate) struct Inner {
     pub parts: ApiParts,
@@ -57,102 +62,87 @@ pub(crate) struct Inner {
     pub token: String,
     /// One-time login codes and when they expire.
     pub codes: Mutex<HashMap<String, DateTime<Utc>>>,
-    pub http: reqwest::Client,
 }
 
-impl std::ops::Deref for ApiState {
-    type Target = Inner;
-    fn deref(&self) -> &Inner {
-        &self.0
-    }
-}
-
-impl ApiState {
-    pub fn new(parts: ApiParts) -> Result<ApiState, CoreError> {
+impl Api {
+    pub(crate) fn new(parts: ApiParts) -> Result<Api, CoreError> {
         let token = auth::load_or_create_token(&parts.home)?;
-        let http = reqwest::Client::builder()
-            .timeout(Duration::from_secs(10))
-            .build()
-            .map_err(|e| CoreError::Http(e.to_string()))?;
-        Ok(ApiState(Arc::new(Inner {
+        Ok(Api(Arc::new(Inner {
             parts,
             token,
             codes: Mutex::default(),
-            http,
         })))
     }
 
-    pub fn skills(&self) -> ApiResult<&Arc<SkillService>> {
-        self.parts.skills.as_ref().ok_or_else(|| {
-            ApiError::new(
-                axum::http::StatusCode::SERVICE_UNAVAILABLE,
-                "skills are off (skills.enabled: false)",
-            )
-        })
+    /// Run one operation in process (the tray; the CLI when no daemon runs).
+    pub async fn call<O: Operation>(
+        &self,
+        path: O::Path,
+        input: O::Input,
+    ) -> Result<O::Output, ApiError> {
+        O::run(self, path, input).await
     }
 
-    pub fn evolution(&self) -> ApiResult<&Arc<Evolution>> {
-        self.parts.evolution.as_ref().ok_or_else(|| {
-            ApiError::new(
-                axum::http::StatusCode::SERVICE_UNAVAILABLE,
-                "skills are off (skills.enabled: false)",
-            )
-        })
+    /// The running configuration.
+    pub fn config(&self) -> Arc<Config> {
+        self.0.parts.live.get()
     }
 
-    pub fn store(&self) -> &Store {
-        &self.parts.store
+    /// Where the proxy and the dashboard listen, when this core serves them.
+    pub fn addr(&self) -> Option<std::net::SocketAddr> {
+        self.0.parts.addr
+    }
+
+    pub(crate) fn skills(&self) -> Result<&Arc<SkillService>, ApiError> {
+        self.0
+            .parts
+            .skills
+            .as_ref()
+            .ok_or_else(|| SkillError::Off.into())
+    }
+
+    pub(crate) fn evolution(&self) -> Result<&Arc<Evolution>, ApiError> {
+        self.0
+            .parts
+            .evolution
+            .as_ref()
+            .ok_or_else(|| SkillError::Off.into())
+    }
+
+    pub(crate) fn parts(&self) -> &ApiParts {
+        &self.0.parts
+    }
+
+    pub(crate) fn token(&self) -> &str {
+        &self.0.token
+    }
+
+    pub(crate) fn codes(&self) -> std::sync::MutexGuard<'_, HashMap<String, DateTime<Utc>>> {
+        self.0.codes.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(crate) fn store(&self) -> &Store {
+        &self.0.parts.store
+    }
+
+    pub(crate) fn now(&self) -> DateTime<Utc> {
+        self.0.parts.clock.now()
     }
 }
 
-/// Every `/api` route; the OpenAPI document lists exactly these (tested).
-fn api_routes() -> Router<ApiState> {
-    Router::new()
-        .route("/api/status", get(status::status))
-        .route("/api/sessions", get(sessions::list))
-        .route("/api/sessions/{id}", get(sessions::detail))
-        .route("/api/turns/{id}/feedback", post(sessions::feedback))
-        .route("/api/skills", get(skills::list).post(skills::create))
-        .route(
-            "/api/skills/{name}",
-            get(skills::detail).put(skills::edit).delete(skills::delete),
-        )
-        .route("/api/skills/{name}/state", post(skills::set_state))
-        .route("/api/skills/{name}/history", get(skills::history))
-        .route("/api/skills/{name}/rollback", post(skills::rollback))
-        .route("/api/retrieval", post(skills::retrieval))
-        .route("/api/proposals", get(proposals::list))
-        .route("/api/proposals/bulk", post(proposals::bulk))
-        .route("/api/proposals/{id}", get(proposals::detail))
-        .route("/api/proposals/{id}/approve", post(proposals::approve))
-        .route("/api/proposals/{id}/reject", post(proposals::reject))
-        .route("/api/proposals/{id}/undo", post(proposals::undo))
-        .route("/api/distil", post(proposals::distil))
-        .route("/api/training/steps", get(training::steps))
-        .route("/api/training/checkpoints", get(training::checkpoints))
-        .route("/api/training/step", post(training::step))
-        .route("/api/rl", get(training::rl_status))
-        .route("/api/scheduler", get(training::scheduler))
-        .route("/api/config", get(config::read).patch(config::patch))
-        .route("/api/config/test-connection", post(config::test_connection))
-        .route("/api/charts/{name}", get(charts::chart))
-        .route("/api/events", get(events::stream))
-        .route("/api/openapi.json", get(openapi::document))
-        .route("/api/login-codes", post(auth::new_login_code))
-        .fallback(|| async { ApiError::not_found("unknown API endpoint") })
-}
-
-pub(crate) fn router(state: ApiState) -> Router {
-    let api = api_routes()
+/// The dashboard: `/api` (token or login cookie), `/login`, and the built UI at `/`, all on
+/// loopback host names only.
+pub(crate) fn router(api: Api) -> axum::Router {
+    let routes = catalogue::router()
         .layer(axum::middleware::from_fn_with_state(
-            state.clone(),
+            api.clone(),
             auth::require_token,
         ))
         .layer(axum::extract::DefaultBodyLimit::max(4 * 1024 * 1024));
-    Router::new()
-        .merge(api)
-        .route("/login", get(auth::login))
+    axum::Router::new()
+        .merge(routes)
+        .route("/login", axum::routing::get(auth::login))
         .fallback(ui::serve)
         .layer(axum::middleware::from_fn(auth::loopback_only))
-        .with_state(state)
+        .with_state(api)
 }

@@ -1,0 +1,104 @@
+//! The list of operations: the one place the router and the OpenAPI document are built from.
+
+use axum::Router;
+use axum::routing::get;
+
+use super::openapi::Document;
+#[cfg(test)]
+use super::operation::Method;
+use super::operation::Operation;
+use super::{Api, charts, events, http, ops};
+
+/// One operation as the router and the document need it.
+pub(crate) struct Entry {
+    #[cfg(test)]
+    pub method: Method,
+    #[cfg(test)]
+    pub path: &'static str,
+    route: fn(Router<Api>) -> Router<Api>,
+    document: fn(&mut Document),
+}
+
+fn entry<O: Operation>() -> Entry {
+    Entry {
+        #[cfg(test)]
+        method: O::METHOD,
+        #[cfg(test)]
+        path: O::PATH,
+        route: http::route::<O>,
+        document: Document::add_operation::<O>,
+    }
+}
+
+/// Every JSON operation, in the order the document lists them.
+pub(crate) fn entries() -> Vec<Entry> {
+    use ops::*;
+    vec![
+        entry::<status::GetStatus>(),
+        entry::<sessions::ListSessions>(),
+        entry::<sessions::GetSession>(),
+        entry::<sessions::SetFeedback>(),
+        entry::<skills::ListSkills>(),
+        entry::<skills::CreateSkill>(),
+        entry::<skills::GetSkill>(),
+        entry::<skills::EditSkill>(),
+        entry::<skills::DeleteSkill>(),
+        entry::<skills::SetSkillState>(),
+        entry::<skills::SkillHistory>(),
+        entry::<skills::RollbackSkill>(),
+        entry::<skills::GetLibrary>(),
+        entry::<skills::InstallBundled>(),
+        entry::<skills::TryRetrieval>(),
+        entry::<proposals::ListProposals>(),
+        entry::<proposals::BulkDecide>(),
+        entry::<proposals::GetProposal>(),
+        entry::<proposals::Approve>(),
+        entry::<proposals::Reject>(),
+        entry::<proposals::Undo>(),
+        entry::<proposals::Distil>(),
+        entry::<training::ListSteps>(),
+        entry::<training::ListCheckpoints>(),
+        entry::<training::TrainStep>(),
+        entry::<training::GetRl>(),
+        entry::<scheduler::GetScheduler>(),
+        entry::<config::GetConfig>(),
+        entry::<config::PatchConfig>(),
+        entry::<config::TestConnection>(),
+        entry::<wiring::GetWiring>(),
+        entry::<wiring::Wire>(),
+        entry::<wiring::Unwire>(),
+        entry::<login::NewLoginCode>(),
+    ]
+}
+
+/// Routes that do not answer JSON: charts (SVG), live events (SSE) and the document itself.
+/// Documented by hand in `openapi`; a test checks the document lists them and the operations.
+#[cfg(test)]
+pub(crate) const RAW_ROUTES: &[(&str, &str)] = &[
+    ("get", "/api/charts/{name}"),
+    ("get", "/api/events"),
+    ("get", "/api/openapi.json"),
+];
+
+/// Every `/api` route, without authentication (the caller adds it).
+pub(crate) fn router() -> Router<Api> {
+    let mut router = Router::new();
+    for e in entries() {
+        router = (e.route)(router);
+    }
+    router
+        .route("/api/charts/{name}", get(charts::chart))
+        .route("/api/events", get(events::stream))
+        .route(
+            "/api/openapi.json",
+            get(|| async { axum::Json(super::openapi::document()) }),
+        )
+        .fallback(|| async { super::ApiError::not_found("unknown API endpoint") })
+}
+
+/// The document's operations, in catalogue order.
+pub(crate) fn document_operations(doc: &mut Document) {
+    for e in entries() {
+        (e.document)(doc);
+    }
+}
