@@ -1,10 +1,16 @@
 //! The live library, swapped whole on reload so a request never sees a half-built one.
+//!
+//! Hot reload reacts only to changes on disk: the watcher also reports opens and reads (the
+//! reload's own reads among them), so access events are ignored, and a batch of events that
+//! leaves every SKILL.md as it was (same size and modification time) reloads nothing.
 
-use std::sync::Arc;
-use std::time::Duration;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
 
 use arc_swap::ArcSwap;
-use notify::RecursiveMode;
+use notify::{EventKind, RecursiveMode};
 use notify_debouncer_full::{DebounceEventResult, Debouncer, RecommendedCache, new_debouncer};
 
 use crate::error::{Result, SkillsError};
@@ -13,6 +19,11 @@ use crate::library::{Library, Sources};
 pub struct SkillBook {
     current: ArcSwap<Library>,
     sources: Sources,
+    /// What the user's folder looked like when the current library was read.
+    on_disk: Mutex<Fingerprint>,
+    reloads: AtomicU64,
+    /// Event batches the watcher delivered, whether or not they changed anything.
+    batches: AtomicU64,
 }
 
 /// Keeps the file watcher alive; dropping it stops hot reload.
@@ -20,8 +31,50 @@ pub struct WatchGuard {
     _debouncer: Debouncer<notify::RecommendedWatcher, RecommendedCache>,
 }
 
+/// Path, size and modification time of every file one and two levels below the user's
+/// folder (`<name>/SKILL.md` and its neighbours), sorted: equal fingerprints mean nothing a
+/// reload would read has changed.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Fingerprint(Vec<(PathBuf, u64, Option<SystemTime>)>);
+
+impl Fingerprint {
+    fn of(dir: Option<&Path>) -> Fingerprint {
+        let mut files = Vec::new();
+        let Some(dir) = dir else {
+            return Fingerprint(files);
+        };
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return Fingerprint(files);
+        };
+        for entry in entries.filter_map(|e| e.ok()) {
+            let path = entry.path();
+            let Ok(meta) = entry.metadata() else { continue };
+            if meta.is_dir() {
+                let Ok(inner) = std::fs::read_dir(&path) else {
+                    continue;
+                };
+                for file in inner.filter_map(|e| e.ok()) {
+                    if let Ok(m) = file.metadata() {
+                        files.push((file.path(), m.len(), m.modified().ok()));
+                    }
+                }
+            } else {
+                files.push((path, meta.len(), meta.modified().ok()));
+            }
+        }
+        files.sort();
+        Fingerprint(files)
+    }
+}
+
+/// Whether an event can mean a change of content (opening or reading a file cannot).
+fn is_change(kind: &EventKind) -> bool {
+    !matches!(kind, EventKind::Access(_))
+}
+
 impl SkillBook {
     pub fn load(sources: Sources) -> Arc<SkillBook> {
+        let on_disk = Fingerprint::of(sources.user_dir.as_deref());
         let library = Library::load(&sources);
         for p in library.problems() {
             tracing::warn!("skill: {p}");
@@ -29,6 +82,9 @@ impl SkillBook {
         Arc::new(SkillBook {
             current: ArcSwap::from_pointee(library),
             sources,
+            on_disk: Mutex::new(on_disk),
+            reloads: AtomicU64::new(0),
+            batches: AtomicU64::new(0),
         })
     }
 
@@ -41,9 +97,39 @@ impl SkillBook {
         &self.sources
     }
 
-    /// Re-read every source and swap the result in.
+    /// How many times the library was rebuilt since it was loaded.
+    pub fn reloads(&self) -> u64 {
+        self.reloads.load(Ordering::Relaxed)
+    }
+
+    /// How many batches of file events the watcher has handled (changes or not).
+    pub fn watch_batches(&self) -> u64 {
+        self.batches.load(Ordering::Relaxed)
+    }
+
+    /// Re-read every source and swap the result in (after a change this process made).
     pub fn reload(&self) {
+        let mut on_disk = self.on_disk.lock().unwrap_or_else(|p| p.into_inner());
+        *on_disk = Fingerprint::of(self.sources.user_dir.as_deref());
+        self.rebuild();
+    }
+
+    /// Reload only if a file under the user's folder differs from what the library was
+    /// built from.
+    fn reload_if_changed(&self) -> bool {
+        let mut on_disk = self.on_disk.lock().unwrap_or_else(|p| p.into_inner());
+        let now = Fingerprint::of(self.sources.user_dir.as_deref());
+        if now == *on_disk {
+            return false;
+        }
+        *on_disk = now;
+        self.rebuild();
+        true
+    }
+
+    fn rebuild(&self) {
         let library = Library::load(&self.sources);
+        self.reloads.fetch_add(1, Ordering::Relaxed);
         tracing::info!(
             skills = library.len(),
             problems = library.problems().len(),
@@ -66,11 +152,13 @@ impl SkillBook {
             Duration::from_millis(250),
             None,
             move |res: DebounceEventResult| {
-                if let (Ok(events), Some(book)) = (res, book.upgrade())
-                    && !events.is_empty()
-                {
-                    book.reload();
+                let (Ok(events), Some(book)) = (res, book.upgrade()) else {
+                    return;
+                };
+                if events.iter().any(|e| is_change(&e.kind)) {
+                    book.reload_if_changed();
                 }
+                book.batches.fetch_add(1, Ordering::Relaxed);
             },
         )
         .map_err(|e| SkillsError::Watch {
@@ -93,31 +181,98 @@ impl SkillBook {
 mod tests {
     use super::*;
 
+    const COFFEE: &str = "---\nname: brew-coffee\ndescription: Use when making pour-over coffee\n---\nGrind medium-fine.\n";
+
+    /// Polls `done` until it holds; file events arrive from the OS on their own schedule.
+    fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while !done() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "timed out waiting for {what}"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn book_over(dir: &Path) -> Arc<SkillBook> {
+        SkillBook::load(Sources {
+            user_dir: Some(dir.to_owned()),
+            bundled: false,
+        })
+    }
+
     #[test]
     fn edits_on_disk_are_picked_up_and_old_snapshots_stay_whole() {
         let dir = tempfile::tempdir().unwrap();
-        let book = SkillBook::load(Sources {
-            user_dir: Some(dir.path().to_owned()),
-            bundled: false,
-        });
+        let book = book_over(dir.path());
         let _guard = book.watch().unwrap().unwrap();
         let before = book.library();
         assert!(before.is_empty());
         std::fs::create_dir_all(dir.path().join("brew-coffee")).unwrap();
-        std::fs::write(
-            dir.path().join("brew-coffee/SKILL.md"),
-            "---\nname: brew-coffee\ndescription: Use when making pour-over coffee\n---\nGrind medium-fine.\n",
-        )
-        .unwrap();
-        let mut found = false;
-        for _ in 0..100 {
-            if book.library().get("brew-coffee").is_some() {
-                found = true;
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        assert!(found, "hot reload did not pick up the new skill");
+        std::fs::write(dir.path().join("brew-coffee/SKILL.md"), COFFEE).unwrap();
+        wait_until("the new skill", || {
+            book.library().get("brew-coffee").is_some()
+        });
         assert!(before.is_empty(), "a snapshot taken earlier never changes");
+    }
+
+    #[test]
+    fn reading_the_folder_never_reloads() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("brew-coffee")).unwrap();
+        let file = dir.path().join("brew-coffee/SKILL.md");
+        std::fs::write(&file, COFFEE).unwrap();
+        let book = book_over(dir.path());
+        let _guard = book.watch().unwrap().unwrap();
+        // Reads as the reload itself does them: each open and read is a watcher event.
+        for _ in 0..20 {
+            std::fs::read_to_string(&file).unwrap();
+            drop(Library::load(book.sources()));
+        }
+        wait_until("the watcher to see the reads", || book.watch_batches() >= 1);
+        assert_eq!(book.reloads(), 0, "reads alone reloaded the library");
+
+        // A real edit still reloads, exactly once.
+        std::fs::write(&file, COFFEE.replace("medium-fine", "coarse")).unwrap();
+        wait_until("the edit", || {
+            book.library()
+                .get("brew-coffee")
+                .is_some_and(|s| s.body.contains("coarse"))
+        });
+        assert_eq!(book.reloads(), 1);
+    }
+
+    #[test]
+    fn editors_that_save_by_rename_are_picked_up() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("brew-coffee")).unwrap();
+        let file = dir.path().join("brew-coffee/SKILL.md");
+        std::fs::write(&file, COFFEE).unwrap();
+        let book = book_over(dir.path());
+        let _guard = book.watch().unwrap().unwrap();
+        let tmp = dir.path().join("brew-coffee/.SKILL.md.swp");
+        std::fs::write(&tmp, COFFEE.replace("medium-fine", "extra-fine")).unwrap();
+        std::fs::rename(&tmp, &file).unwrap();
+        wait_until("the renamed file", || {
+            book.library()
+                .get("brew-coffee")
+                .is_some_and(|s| s.body.contains("extra-fine"))
+        });
+    }
+
+    #[test]
+    fn access_events_are_not_changes() {
+        use notify::event::{AccessKind, AccessMode, CreateKind, ModifyKind, RenameMode};
+        assert!(!is_change(&EventKind::Access(AccessKind::Open(
+            AccessMode::Any
+        ))));
+        assert!(!is_change(&EventKind::Access(AccessKind::Close(
+            AccessMode::Read
+        ))));
+        assert!(is_change(&EventKind::Create(CreateKind::File)));
+        assert!(is_change(&EventKind::Modify(ModifyKind::Name(
+            RenameMode::To
+        ))));
     }
 }
