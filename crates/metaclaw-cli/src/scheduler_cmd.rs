@@ -1,7 +1,7 @@
 //! `metaclaw scheduler status | next-window`.
 
 use anyhow::Result;
-use chrono::{DateTime, Local, Utc};
+use chrono::{DateTime, Utc};
 use metaclaw_config::Home;
 use metaclaw_core::api::NoInput;
 use metaclaw_core::api::ops::scheduler::GetScheduler;
@@ -11,7 +11,8 @@ use crate::connection::Core;
 use crate::output::say;
 
 fn local(t: DateTime<Utc>) -> String {
-    t.with_timezone(&Local)
+    // The zone the scheduler computes its windows in, so both show the same wall-clock times.
+    t.with_timezone(&metaclaw_domain::local_zone().tz)
         .format("%a %Y-%m-%d %H:%M")
         .to_string()
 }

@@ -682,3 +682,30 @@ fn a_local_command_waits_for_the_home_lock() {
         .success()
         .stdout(predicate::str::contains("\"pinned\": true"));
 }
+
+/// The scheduler computes sleep windows and the CLI prints them in one zone: `TZ` when set.
+/// (Before, the scheduler read /etc/localtime while the CLI printed in `TZ`, an hour off.)
+#[test]
+fn scheduler_windows_and_the_cli_agree_on_the_zone_under_tz() {
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(
+        home.path().join("config.yaml"),
+        "mode: auto\nscheduler:\n  enabled: true\n  sleep_enabled: true\n  sleep_start: \"23:00\"\n  sleep_end: \"07:00\"\n  idle_enabled: false\n",
+    )
+    .unwrap();
+    for zone in ["Europe/Berlin", "America/New_York", "Asia/Shanghai"] {
+        let out = metaclaw(home.path())
+            .env("TZ", zone)
+            .args(["scheduler", "next-window"])
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        let out = String::from_utf8(out).unwrap();
+        assert!(
+            out.contains("23:00 to") && out.trim_end().ends_with("07:00"),
+            "TZ={zone}: {out}"
+        );
+    }
+}

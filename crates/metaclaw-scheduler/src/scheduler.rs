@@ -38,21 +38,11 @@ const KEEP_TRANSITIONS: usize = 2000;
 /// Debounce for file-system events.
 const WATCH_DEBOUNCE: Duration = Duration::from_millis(150);
 
-/// Detect the local IANA time zone (`iana-time-zone`); falls back to UTC with a reason.
+/// The local zone every part of MetaClaw uses (`TZ` first, then the system's; UTC with a
+/// reason when neither names a zone).
 pub fn detect_time_zone() -> (Tz, Option<String>) {
-    match iana_time_zone::get_timezone() {
-        Ok(name) => match name.parse::<Tz>() {
-            Ok(tz) => (tz, None),
-            Err(_) => (
-                chrono_tz::UTC,
-                Some(format!("unknown time zone {name:?}; using UTC")),
-            ),
-        },
-        Err(e) => (
-            chrono_tz::UTC,
-            Some(format!("cannot detect the time zone ({e}); using UTC")),
-        ),
-    }
+    let zone = metaclaw_domain::local_zone();
+    (zone.tz, zone.note)
 }
 
 /// Builds a [`Scheduler`]; every dependency can be injected.

@@ -39,7 +39,14 @@ pub(crate) async fn chart(
         "kl" => metaclaw_charts::kl(&series(|s| s.kl)?, theme),
         "prm_distribution" => metaclaw_charts::prm_distribution(&store.prm_score_distribution()?, theme),
         "turns_per_day" => {
-            let offset = chrono::Local::now().offset().local_minus_utc() / 60;
+            use chrono::Offset;
+            let now = s.now();
+            let offset = now
+                .with_timezone(&metaclaw_domain::local_zone().tz)
+                .offset()
+                .fix()
+                .local_minus_utc()
+                / 60;
             metaclaw_charts::turns_per_day(&store.turns_per_day(14, offset)?, theme)
         }
         other => return Err(ApiError::not_found(format!("no chart `{other}` (reward, loss, success_rate, kl, prm_distribution, turns_per_day)"))),
