@@ -145,10 +145,11 @@ struct Running {
 }
 
 pub fn main() {
-    metaclaw_core::init_tracing();
     let hidden = std::env::args().any(|a| a == HIDDEN_ARG);
     let home = Home::from_env().unwrap_or_else(|e| fatal(&e.to_string()));
     home.ensure().unwrap_or_else(|e| fatal(&e.to_string()));
+    // A desktop app has no terminal: its log is the home's size-rotated metaclaw.log.
+    let _log = metaclaw_core::init_tracing(metaclaw_core::LogTarget::File(home.log_path()));
     // Taken before anything starts. If the daemon holds it, say so now. If another tray app
     // does, the single-instance plugin hands this launch over to it (it shows its window).
     let has_display = ["DISPLAY", "WAYLAND_DISPLAY"]
@@ -211,7 +212,7 @@ pub fn main() {
                 host,
                 port: core.addr().port(),
                 mode,
-                started_at: chrono::Utc::now(),
+                started_at: core.started_at(),
                 version: env!("CARGO_PKG_VERSION").to_owned(),
                 kind: InstanceKind::Tray,
             })?;

@@ -178,6 +178,10 @@ pub struct StartArgs {
     /// Do not configure the agent (claw_type) to use the proxy.
     #[arg(long)]
     pub no_wire: bool,
+    /// Log to the home's size-rotated metaclaw.log instead of stderr (what a detached
+    /// daemon does).
+    #[arg(long, hide = true)]
+    pub log_to_file: bool,
 }
 
 #[derive(Debug, Args)]

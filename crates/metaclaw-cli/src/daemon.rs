@@ -9,7 +9,6 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
-use chrono::Utc;
 use metaclaw_config::Home;
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
@@ -23,6 +22,7 @@ use crate::connection::Core;
 use crate::output::{say, warn};
 
 // The single-instance rule is shared with the tray app (metaclaw-core's `instance`).
+use metaclaw_core::LogTarget;
 use metaclaw_core::instance::{InstanceKind, InstanceLock, InstanceState};
 pub use metaclaw_core::instance::{is_running, read_state};
 
@@ -42,15 +42,14 @@ fn load_config(home: &Home, args: &StartArgs) -> Result<metaclaw_config::Config>
 }
 
 pub fn run_foreground(home: &Home, args: &StartArgs) -> Result<()> {
-    metaclaw_core::init_tracing();
+    let _log = metaclaw_core::init_tracing(if args.log_to_file {
+        LogTarget::File(home.log_path())
+    } else {
+        LogTarget::Stderr
+    });
     home.ensure()?;
     let config = load_config(home, args)?;
     let lock = InstanceLock::acquire(home)?;
-    if config.mode != metaclaw_config::Mode::SkillsOnly {
-        tracing::warn!(
-            "RL training is not available in this build yet; serving in skills_only fashion"
-        );
-    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -70,7 +69,7 @@ pub fn run_foreground(home: &Home, args: &StartArgs) -> Result<()> {
             host,
             port: core.addr().port(),
             mode,
-            started_at: Utc::now(),
+            started_at: core.started_at(),
             version: env!("CARGO_PKG_VERSION").to_owned(),
             kind: InstanceKind::Daemon,
         };
@@ -121,7 +120,8 @@ pub fn start_detached(home: &Home, args: &StartArgs) -> Result<()> {
     let exe = std::env::current_exe().context("cannot find the metaclaw executable")?;
     let mut cmd = Command::new(exe);
     // The parent wires the agent once the daemon answers, so the messages reach this terminal.
-    cmd.arg("start").arg("--foreground").arg("--no-wire");
+    // Its stdout and stderr go to the log file too, for what is printed before logging starts.
+    cmd.args(["start", "--foreground", "--no-wire", "--log-to-file"]);
     if let Some(mode) = args.mode {
         cmd.args(["--mode", mode.as_str()]);
     }

@@ -3,8 +3,9 @@
 use std::time::Duration;
 
 use anyhow::Result;
-use chrono::{Local, TimeZone, Utc};
+use chrono::{TimeZone, Utc};
 use metaclaw_config::Home;
+use metaclaw_domain::{Clock, SystemClock};
 use serde_json::{Value, json};
 
 use metaclaw_core::api::NoInput;
@@ -54,6 +55,7 @@ pub fn run(home: &Home, args: &StatusArgs) -> Result<()> {
         "uptime_s": live.as_ref().map(|s| s.uptime_s),
         "upstream": {"url": config.llm.api_base, "reachable": upstream.0, "detail": upstream.1},
         "turns_today": turns_today,
+        "log": {"path": home.log_path(), "bytes": std::fs::metadata(home.log_path()).ok().map(|m| m.len())},
         "skills": evolution,
         "rl": rl.clone().unwrap_or_else(|| json!({
             "phase": "off",
@@ -102,6 +104,14 @@ pub fn run(home: &Home, args: &StatusArgs) -> Result<()> {
     match turns_today {
         Some(n) => say(&format!("turns today {n}")),
         None => say("turns today 0 (no database yet)"),
+    }
+    if let Some(bytes) = report["log"]["bytes"].as_u64() {
+        say(&format!(
+            "log        {} ({:.1} MB; rotated at {} MB)",
+            home.log_path().display(),
+            bytes as f64 / 1_048_576.0,
+            metaclaw_core::logging::MAX_BYTES / 1_048_576
+        ));
     }
     if let Some(pending) = report["skills"]["pending_proposals"].as_u64() {
         say(&format!(
@@ -193,8 +203,13 @@ fn turns_today(home: &Home) -> Option<u64> {
         return None;
     }
     let store = metaclaw_store::Store::open_read_only(&path).ok()?;
-    let midnight = Local::now().date_naive().and_hms_opt(0, 0, 0)?;
-    let since = Local
+    let tz = metaclaw_domain::local_zone().tz;
+    let midnight = SystemClock
+        .now()
+        .with_timezone(&tz)
+        .date_naive()
+        .and_hms_opt(0, 0, 0)?;
+    let since = tz
         .from_local_datetime(&midnight)
         .earliest()?
         .with_timezone(&Utc);

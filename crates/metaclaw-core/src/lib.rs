@@ -8,6 +8,7 @@ mod evolution;
 mod health;
 pub mod instance;
 pub mod live;
+pub mod logging;
 mod recording;
 mod rl;
 mod runtime;
@@ -18,8 +19,7 @@ pub mod wiring;
 
 pub use error::{CoreError, SkillError};
 pub use evolution::{Evolution, RunReport};
+pub use logging::{LogGuard, LogTarget, init_tracing};
 pub use metaclaw_store::EvolutionTrigger;
-pub use runtime::{
-    CoreOptions, LocalCore, RunningCore, init_tracing, open_local, shutdown_signal, start,
-};
+pub use runtime::{CoreOptions, LocalCore, RunningCore, open_local, shutdown_signal, start};
 pub use skills::{SkillInfo, SkillService};

@@ -1128,6 +1128,15 @@ export interface components {
          * @enum {string}
          */
         LlmProvider: "kimi" | "qwen" | "openai" | "openrouter" | "minimax" | "novita" | "volcengine" | "anthropic" | "custom";
+        /** @description The current log file; rotated ones lie beside it (`metaclaw.log.1` is the newest). */
+        LogFile: {
+            path: string;
+            /**
+             * Format: uint64
+             * @description `None` when the core logs to a terminal instead.
+             */
+            bytes: number | null;
+        };
         LoginCode: {
             code: string;
             /** Format: date-time */
@@ -1721,6 +1730,7 @@ export interface components {
             rl: components["schemas"]["RlStatus"];
             scheduler: components["schemas"]["SchedulerSummary"];
             last_evolution_failure: components["schemas"]["EvolutionRunRow"] | null;
+            log: components["schemas"]["LogFile"];
         };
         /** @description What one call to [`Trainer::step`] did. */
         StepOutcome: {
@@ -1946,6 +1956,7 @@ export type LibraryInfo = components['schemas']['LibraryInfo'];
 export type LlmConfig = components['schemas']['LlmConfig'];
 export type LlmPatch = components['schemas']['LlmPatch'];
 export type LlmProvider = components['schemas']['LlmProvider'];
+export type LogFile = components['schemas']['LogFile'];
 export type LoginCode = components['schemas']['LoginCode'];
 export type LossFn = components['schemas']['LossFn'];
 export type Mode = components['schemas']['Mode'];

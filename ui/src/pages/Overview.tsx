@@ -11,7 +11,21 @@ export function Overview() {
     <div class="page" data-testid="page-overview">
       <PageHeader
         title="Overview"
-        subtitle={s ? <>Daemon up {duration(s.uptime_s)} · pid {s.pid} · version {s.version}</> : "What MetaClaw is doing right now."}
+        subtitle={
+          s ? (
+            <>
+              Daemon up {duration(s.uptime_s)} · pid {s.pid} · version {s.version}
+              {s.log?.bytes != null && (
+                <>
+                  {" "}
+                  · log <span class="mono" data-testid="overview-log" title="Rotated at 4 MB; the three previous files are kept beside it">{s.log.path}</span> ({(s.log.bytes / 1048576).toFixed(1)} MB)
+                </>
+              )}
+            </>
+          ) : (
+            "What MetaClaw is doing right now."
+          )
+        }
       />
       <ErrorBox message={status.error} />
       {!s && !status.error && <Loading what="status" />}

@@ -1,6 +1,6 @@
 //! `GET /api/status`: what the overview, the tray and `metaclaw status` show.
 
-use chrono::{DateTime, Local, TimeZone, Utc};
+use chrono::{DateTime, TimeZone, Utc};
 use metaclaw_config::Mode;
 use metaclaw_rl::{Phase, RlStatus};
 use metaclaw_scheduler::{SchedulerState, Window, WindowSource};
@@ -25,6 +25,15 @@ pub struct Status {
     pub rl: RlStatus,
     pub scheduler: SchedulerSummary,
     pub last_evolution_failure: Option<EvolutionRunRow>,
+    pub log: LogFile,
+}
+
+/// The current log file; rotated ones lie beside it (`metaclaw.log.1` is the newest).
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct LogFile {
+    pub path: String,
+    /// `None` when the core logs to a terminal instead.
+    pub bytes: Option<u64>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -129,18 +138,24 @@ impl Operation for GetStatus {
             rl,
             scheduler: scheduler_summary(api, config.mode, now),
             last_evolution_failure: store.last_evolution_failure()?,
+            log: log_file(&api.parts().home),
         })
     }
 }
 
+fn log_file(home: &metaclaw_config::Home) -> LogFile {
+    let path = home.log_path();
+    LogFile {
+        bytes: std::fs::metadata(&path).ok().map(|m| m.len()),
+        path: path.display().to_string(),
+    }
+}
+
 fn local_midnight(now: DateTime<Utc>) -> Option<DateTime<Utc>> {
-    let midnight = now
-        .with_timezone(&Local)
-        .date_naive()
-        .and_hms_opt(0, 0, 0)?;
+    let tz = metaclaw_domain::local_zone().tz;
+    let midnight = now.with_timezone(&tz).date_naive().and_hms_opt(0, 0, 0)?;
     Some(
-        Local
-            .from_local_datetime(&midnight)
+        tz.from_local_datetime(&midnight)
             .earliest()?
             .with_timezone(&Utc),
     )
