@@ -1,4 +1,6 @@
-//! Test support for MetaClaw: the mock upstream LLM (library + `mock-upstream` bin).
+//! Test support for MetaClaw: the mock upstream LLM (library + `mock-upstream` bin) and what
+//! the benchmarks share.
 
+pub mod bench;
 pub mod eval;
 pub mod mock_upstream;

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
-use chrono::{Duration, Utc};
+use chrono::{DateTime, Duration, Utc};
 use metaclaw_config::Home;
 use metaclaw_domain::{Dialect, SessionSource, TurnRecord, TurnStatus, TurnType, Usage};
 use metaclaw_store::{NewProposal, ProposalKind, Store, TrainingStatus, TrainingStep};
@@ -11,8 +11,15 @@ use serde_json::json;
 
 use crate::output::say;
 
-fn turn(session: &str, n: u64, user: &str, answer: &str, skill: Option<&str>) -> TurnRecord {
-    let started = Utc::now() - Duration::minutes(60 - n as i64);
+fn turn(
+    now: DateTime<Utc>,
+    session: &str,
+    n: u64,
+    user: &str,
+    answer: &str,
+    skill: Option<&str>,
+) -> TurnRecord {
+    let started = now - Duration::minutes(60 - n as i64);
     TurnRecord {
         turn_id: format!("{session}-t{n}"),
         session_id: session.to_owned(),
@@ -44,8 +51,10 @@ pub fn run(home: &Home) -> Result<()> {
             .with_context(|| format!("could not open {}", home.db_path().display()))?,
     );
     let recorder = store.recorder();
+    let now = store.now();
     let turns = [
         turn(
+            now,
             "seed-debugging",
             1,
             "my pytest suite fails randomly on CI",
@@ -53,6 +62,7 @@ pub fn run(home: &Home) -> Result<()> {
             Some("fix-flaky-tests"),
         ),
         turn(
+            now,
             "seed-debugging",
             2,
             "No, that's wrong: it only fails in parallel",
@@ -60,6 +70,7 @@ pub fn run(home: &Home) -> Result<()> {
             Some("fix-flaky-tests"),
         ),
         turn(
+            now,
             "seed-writing",
             1,
             "draft release notes for version 2.3",
@@ -67,6 +78,7 @@ pub fn run(home: &Home) -> Result<()> {
             Some("draft-release-notes"),
         ),
         turn(
+            now,
             "seed-writing",
             2,
             "shorter please",
@@ -96,10 +108,8 @@ pub fn run(home: &Home) -> Result<()> {
         let x = step as f64;
         store.upsert_training_step(TrainingStep {
             step,
-            started_at: Utc::now() - Duration::hours(30) + Duration::minutes(step as i64 * 20),
-            finished_at: Some(
-                Utc::now() - Duration::hours(30) + Duration::minutes(step as i64 * 20 + 3),
-            ),
+            started_at: now - Duration::hours(30) + Duration::minutes(step as i64 * 20),
+            finished_at: Some(now - Duration::hours(30) + Duration::minutes(step as i64 * 20 + 3)),
             status: TrainingStatus::Ok,
             loss: Some(1.2 / x.sqrt()),
             mean_reward: Some((x / 20.0 - 0.3).clamp(-1.0, 1.0)),

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use metaclaw_config::Config;
-use metaclaw_domain::{Event, TurnType};
+use metaclaw_domain::{Clock, Event, TurnType};
 use metaclaw_evolve::{Evolver, TurnView};
 use metaclaw_skills::{Level, Skill, SkillSource};
 use metaclaw_store::{
@@ -46,6 +46,7 @@ pub struct Evolution {
     events: broadcast::Sender<Event>,
     /// Sessions being distilled now, so triggers arriving together run once.
     running: Mutex<HashSet<String>>,
+    clock: Arc<dyn Clock>,
 }
 
 /// Evolver endpoint: `rl.evolver_*` when its base is set, otherwise the user's own LLM.
@@ -87,6 +88,7 @@ impl Evolution {
         store: Arc<Store>,
         skills: Arc<SkillService>,
         events: broadcast::Sender<Event>,
+        clock: Arc<dyn Clock>,
     ) -> Arc<Evolution> {
         Arc::new(Evolution {
             store,
@@ -95,6 +97,7 @@ impl Evolution {
             auto_approve: config.skills.auto_approve,
             events,
             running: Mutex::default(),
+            clock,
         })
     }
 
@@ -119,7 +122,7 @@ impl Evolution {
             proposals: proposals as u64,
             model: self.evolver_model().unwrap_or("").to_owned(),
             started_at: started,
-            finished_at: chrono::Utc::now(),
+            finished_at: self.clock.now(),
         };
         if let Err(e) = self.store.record_evolution_run(run) {
             tracing::warn!("could not record the evolution run: {e}");
@@ -158,7 +161,7 @@ impl Evolution {
         session_id: &str,
         trigger: EvolutionTrigger,
     ) -> Result<RunReport, SkillError> {
-        let started = chrono::Utc::now();
+        let started = self.clock.now();
         if !self
             .running
             .lock()

@@ -1,15 +1,40 @@
 use std::sync::Arc;
+use std::time::Duration;
 
 use metaclaw_domain::TurnRecord;
-use metaclaw_proxy::TurnHook;
+use metaclaw_proxy::{HookFuture, PreparedRequest, TurnContext, TurnHook};
 use metaclaw_store::Recorder;
 
-/// Sends every finished turn to the store's background writer. Never blocks.
+/// How long a request waits for the recording queue to make room before it goes ahead
+/// anyway: a writer stuck this long (a failing disk) must not also stop the agent.
+const ROOM_WAIT: Duration = Duration::from_secs(60);
+
+/// Sends every finished turn to the store's background writer, and holds new requests back
+/// while the writer's queue is full (so a burst cannot pile up answered turns in memory).
 pub(crate) struct RecordingHook {
     pub recorder: Recorder,
 }
 
 impl TurnHook for RecordingHook {
+    fn before_forward<'a>(
+        &'a self,
+        ctx: &'a TurnContext,
+        _request: &'a mut PreparedRequest,
+    ) -> HookFuture<'a> {
+        Box::pin(async move {
+            if tokio::time::timeout(ROOM_WAIT, self.recorder.wait_for_room())
+                .await
+                .is_err()
+            {
+                tracing::warn!(
+                    turn_id = %ctx.turn_id,
+                    "the database writer has been behind for {} s; serving the turn anyway",
+                    ROOM_WAIT.as_secs()
+                );
+            }
+        })
+    }
+
     fn after_response(&self, turn: &Arc<TurnRecord>) {
         self.recorder.record_turn(turn.clone());
     }

@@ -73,10 +73,12 @@ impl Parts {
     fn open(home: &Home, config: &Config, clock: &Arc<dyn Clock>) -> Result<Parts, CoreError> {
         home.ensure()?;
         let db_path = home.db_path();
-        let store = Arc::new(Store::open(&db_path).map_err(|source| CoreError::Store {
-            path: db_path.clone(),
-            source,
-        })?);
+        let store = Arc::new(Store::open_with_clock(&db_path, clock.clone()).map_err(
+            |source| CoreError::Store {
+                path: db_path.clone(),
+                source,
+            },
+        )?);
         let (events, _) = broadcast::channel(1024);
         let live = LiveConfig::new(config.clone(), home.config_path(), events.clone());
         let skills = if config.skills.enabled {
@@ -84,9 +86,15 @@ impl Parts {
         } else {
             None
         };
-        let evolution = skills
-            .as_ref()
-            .map(|service| Evolution::new(config, store.clone(), service.clone(), events.clone()));
+        let evolution = skills.as_ref().map(|service| {
+            Evolution::new(
+                config,
+                store.clone(),
+                service.clone(),
+                events.clone(),
+                clock.clone(),
+            )
+        });
         let scheduler = Arc::new(crate::scheduling::build(config, home, clock.clone()));
         let rl = crate::rl::service(
             home,
@@ -317,6 +325,11 @@ impl RunningCore {
         &self.api
     }
 
+    /// When this core started, by its clock (for the instance file both hosts write).
+    pub fn started_at(&self) -> chrono::DateTime<chrono::Utc> {
+        self.api.parts().started_at
+    }
+
     pub fn store(&self) -> &Store {
         &self.store
     }
@@ -439,17 +452,6 @@ async fn prune_loop(store: Arc<Store>, clock: Arc<dyn Clock>, days: u32) {
             Err(e) => tracing::warn!("pruning task failed: {e}"),
         }
     }
-}
-
-/// Logs to stderr, filtered by `METACLAW_LOG` (default `info`): the same for both hosts (the
-/// detached daemon's stderr is its log file).
-pub fn init_tracing() {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("METACLAW_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .try_init();
 }
 
 /// Resolves on SIGTERM or SIGINT: how both hosts (the daemon and the tray app) learn to stop.

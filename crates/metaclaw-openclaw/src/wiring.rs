@@ -3,6 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, Utc};
+use metaclaw_domain::{Clock, SystemClock};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -173,7 +174,7 @@ pub fn wire(
             model_before: model_now.clone(),
             primary_written: spec.primary(),
             base_url: spec.base_url.clone(),
-            wired_at: Utc::now(),
+            wired_at: SystemClock.now(),
         },
     };
     let already = model_now.as_ref().and_then(primary_of) == Some(spec.primary().as_str())

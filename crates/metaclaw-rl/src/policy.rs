@@ -254,7 +254,7 @@ fn completion_json(
     json!({
         "id": format!("chatcmpl-{}", uuid::Uuid::new_v4().simple()),
         "object": "chat.completion",
-        "created": chrono::Utc::now().timestamp(),
+        "created": metaclaw_domain::Clock::now(&metaclaw_domain::SystemClock).timestamp(),
         "model": model,
         "choices": [{"index": 0, "message": message, "finish_reason": finish}],
         "usage": {"prompt_tokens": prompt, "completion_tokens": completion,

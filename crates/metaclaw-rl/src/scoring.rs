@@ -4,7 +4,6 @@
 
 use std::sync::Arc;
 
-use chrono::Utc;
 use metaclaw_store::{PrmVote, RewardSource, SampleRow, SampleState, Store};
 use serde_json::Value;
 
@@ -68,7 +67,7 @@ impl Scorer {
         for s in samples {
             let verdict = judge.score(&instruction, &s.response_text).await;
             if s.idx == 0 {
-                let now = Utc::now();
+                let now = self.store.now();
                 let votes: Vec<PrmVote> = verdict
                     .votes
                     .iter()

@@ -9,7 +9,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use chrono::Utc;
 use metaclaw_config::LossFn;
 use metaclaw_domain::Event;
 use metaclaw_store::{
@@ -212,7 +211,7 @@ impl Trainer {
         let rewards: Vec<f64> = used.iter().filter_map(|s| s.reward).collect();
         let mut row = TrainingStep {
             step,
-            started_at: Utc::now(),
+            started_at: self.store.now(),
             finished_at: None,
             status: TrainingStatus::Running,
             loss: None,
@@ -236,7 +235,7 @@ impl Trainer {
             Err(e) => {
                 row.status = TrainingStatus::Failed;
                 row.error = Some(e.to_string());
-                row.finished_at = Some(Utc::now());
+                row.finished_at = Some(self.store.now());
                 self.record(&row, "failed");
                 if training.is_poisoned() {
                     // Later operations of a poisoned model cannot run (seq_id order): start
@@ -275,7 +274,7 @@ impl Trainer {
         }
         row.status = TrainingStatus::Ok;
         row.progress = Some(1.0);
-        row.finished_at = Some(Utc::now());
+        row.finished_at = Some(self.store.now());
         self.record(&row, "ok");
         tracing::info!(
             step,
@@ -356,7 +355,7 @@ impl Trainer {
                 step,
                 path: path.clone(),
                 kind: CheckpointKind::Sampler,
-                created_at: Utc::now(),
+                created_at: self.store.now(),
             })?;
         }
         self.policy.swap(Sampler {
@@ -381,7 +380,7 @@ impl Trainer {
             step,
             path,
             kind: CheckpointKind::State,
-            created_at: Utc::now(),
+            created_at: self.store.now(),
         })?;
         Ok(name)
     }

@@ -3,7 +3,8 @@
 //! * [`Store::open`] migrates the database and starts one background writer thread.
 //! * [`Recorder`]s (from [`Store::recorder`]) queue turns and session events without
 //!   blocking; the writer group-commits them, normally within milliseconds and in any case
-//!   within 1 s. WAL with `synchronous=NORMAL`: a committed turn survives `kill -9`.
+//!   within 1 s. The queue is bounded by a [`Backlog`]: callers wait for room before they
+//!   start a turn, never after. WAL with `synchronous=NORMAL`: a committed turn survives `kill -9`.
 //! * System prompts and tool lists are content-addressed in `blobs` and reinflated on read.
 //! * [`Store::prune`] implements retention; [`Store::open_read_only`] serves the CLI while
 //!   the daemon runs.
@@ -12,6 +13,7 @@
 //! * Training: the trainer's steps and checkpoints, process reward model votes and the
 //!   reward of each turn (votes and rewards go with their turn on retention).
 
+mod backlog;
 mod blob;
 mod connection;
 mod enums;
@@ -33,6 +35,7 @@ mod turns;
 mod versions;
 mod writer;
 
+pub use backlog::{Backlog, DEFAULT_LIMIT_BYTES};
 pub use enums::ParseEnumError;
 pub use error::{Result, StoreError};
 pub use evolution_runs::{EvolutionRunRow, EvolutionRunStatus, EvolutionTrigger, NewEvolutionRun};

@@ -6,25 +6,40 @@ use std::sync::mpsc::{SendError, Sender};
 use chrono::{DateTime, Utc};
 use metaclaw_domain::{SessionEndReason, SessionSource, TurnRecord};
 
+use crate::backlog::{self, Backlog};
 use crate::writer::{Message, Write};
 
-/// Cheap to clone, `Send + Sync`. Every method is a channel send: it never waits for disk,
-/// never fails, never panics. If the writer is gone the record is logged as lost.
+/// Cheap to clone, `Send + Sync`. Every recording method is a channel send: it never waits
+/// for disk, never fails, never panics. If the writer is gone the record is logged as lost.
 #[derive(Debug, Clone)]
 pub struct Recorder {
     /// `None` for a read-only store.
-    tx: Option<Sender<Message>>,
+    tx: Option<(Sender<Message>, Arc<Backlog>)>,
 }
 
 impl Recorder {
-    pub(crate) fn new(tx: Option<Sender<Message>>) -> Self {
+    pub(crate) fn new(tx: Option<(Sender<Message>, Arc<Backlog>)>) -> Self {
         Self { tx }
+    }
+
+    /// Waits while the turns queued for the writer exceed the backlog's bound. Call it
+    /// before starting a turn (the proxy does, before forwarding), so that a burst slows the
+    /// requests down instead of piling up answered turns in memory.
+    pub async fn wait_for_room(&self) {
+        if let Some((_, backlog)) = &self.tx {
+            backlog.wait_for_room().await;
+        }
     }
 
     /// Queues a finished turn. It is committed within milliseconds (at most 1 s) unless the
     /// disk fails; its session row is created or updated and it gets the next `seq`.
+    /// Never waits: the turn was already answered.
     pub fn record_turn(&self, turn: impl Into<Arc<TurnRecord>>) {
-        self.send(Write::Turn(turn.into()));
+        let turn = turn.into();
+        let cost = backlog::estimate(&turn.request)
+            + turn.response.as_ref().map_or(0, backlog::estimate)
+            + 1024;
+        self.send(Write::Turn(turn, cost));
     }
 
     /// Marks activity in a session without a turn (creates the session row if needed).
@@ -56,11 +71,14 @@ impl Recorder {
     }
 
     fn send(&self, write: Write) {
-        let Some(tx) = &self.tx else {
+        let Some((tx, backlog)) = &self.tx else {
             tracing::warn!(record = %write.describe(), "store: opened read-only; record dropped");
             return;
         };
+        let cost = write.cost();
+        backlog.add(cost);
         if let Err(SendError(Message::Write(write))) = tx.send(Message::Write(write)) {
+            backlog.release(cost);
             tracing::error!(record = %write.describe(), "store: writer not running; record lost");
         }
     }

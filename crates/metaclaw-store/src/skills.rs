@@ -24,7 +24,7 @@ pub struct SkillSwitches {
     pub pinned: bool,
 }
 
-pub(crate) fn apply_state(conn: &Connection, c: &StateChange) -> Result<()> {
+pub(crate) fn apply_state(conn: &Connection, c: &StateChange, at: &str) -> Result<()> {
     conn.prepare_cached(
         "INSERT INTO skill_state (name, enabled, pinned, updated_at)
          VALUES (?1, COALESCE(?2, 1), COALESCE(?3, 0), ?4)
@@ -33,12 +33,7 @@ pub(crate) fn apply_state(conn: &Connection, c: &StateChange) -> Result<()> {
            pinned = COALESCE(?3, pinned),
            updated_at = ?4",
     )?
-    .execute(params![
-        c.name,
-        c.enabled,
-        c.pinned,
-        timestamp::format(chrono::Utc::now())
-    ])?;
+    .execute(params![c.name, c.enabled, c.pinned, at])?;
     Ok(())
 }
 
@@ -61,12 +56,13 @@ pub(crate) fn put_embedding(
     model: &str,
     hash: &str,
     vector: &[f32],
+    at: &str,
 ) -> Result<()> {
     let bytes: Vec<u8> = vector.iter().flat_map(|x| x.to_le_bytes()).collect();
     conn.prepare_cached(
         "INSERT OR REPLACE INTO skill_embeddings (model, hash, vector, created_at) VALUES (?1, ?2, ?3, ?4)",
     )?
-    .execute(params![model, hash, bytes, timestamp::format(chrono::Utc::now())])?;
+    .execute(params![model, hash, bytes, at])?;
     Ok(())
 }
 

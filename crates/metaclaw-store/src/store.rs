@@ -3,12 +3,14 @@
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, Sender};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
 use chrono::{DateTime, NaiveDate, Utc};
+use metaclaw_domain::{Clock, SystemClock};
 use rusqlite::Connection;
 
+use crate::backlog::{Backlog, DEFAULT_LIMIT_BYTES};
 use crate::error::{Result, StoreError};
 use crate::evolution_runs::{self, EvolutionRunRow, NewEvolutionRun};
 use crate::feedback::{self, Feedback};
@@ -30,35 +32,57 @@ use crate::{connection, migrations, timestamp};
 ///
 /// Dropping the store flushes pending records and stops the writer (like [`Store::close`],
 /// but errors are only logged).
-#[derive(Debug)]
 pub struct Store {
     path: PathBuf,
     /// Reads are for the CLI and dashboard, not the hot path: one connection is enough.
     reader: Mutex<Connection>,
     /// `None` when opened read-only.
     writer: Option<WriterHandle>,
+    /// Stamps `created_at`, `decided_at`, ... (injected so tests control it).
+    clock: Arc<dyn Clock>,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store")
+            .field("path", &self.path)
+            .field("read_only", &self.writer.is_none())
+            .finish_non_exhaustive()
+    }
 }
 
 #[derive(Debug)]
 struct WriterHandle {
     tx: Sender<Message>,
     thread: JoinHandle<()>,
+    backlog: Arc<Backlog>,
 }
 
 impl Store {
     /// Opens (creating if needed) and migrates the database, then starts the writer thread.
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
+        Self::open_with_clock(path, Arc::new(SystemClock))
+    }
+
+    /// [`Store::open`] with the clock that stamps the rows it writes.
+    pub fn open_with_clock(path: impl AsRef<Path>, clock: Arc<dyn Clock>) -> Result<Self> {
         let path = path.as_ref().to_owned();
         let mut write_conn = connection::open_writer(&path)?;
         migrations::migrate(&mut write_conn)?;
         let reader = connection::open_reader(&path)?;
         let (tx, rx) = mpsc::channel();
-        let thread = writer::spawn(write_conn, rx)?;
+        let backlog = Arc::new(Backlog::new(DEFAULT_LIMIT_BYTES));
+        let thread = writer::spawn(write_conn, rx, backlog.clone(), clock.clone())?;
         tracing::debug!(path = %path.display(), "store: opened");
         Ok(Self {
             path,
             reader: Mutex::new(reader),
-            writer: Some(WriterHandle { tx, thread }),
+            writer: Some(WriterHandle {
+                tx,
+                thread,
+                backlog,
+            }),
+            clock,
         })
     }
 
@@ -72,11 +96,18 @@ impl Store {
             path,
             reader: Mutex::new(reader),
             writer: None,
+            clock: Arc::new(SystemClock),
         })
     }
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// The time by the store's clock: what the rows written through it are stamped with, so
+    /// work recorded here (training steps, runs) uses the same injected time.
+    pub fn now(&self) -> DateTime<Utc> {
+        self.clock.now()
     }
 
     pub fn is_read_only(&self) -> bool {
@@ -86,7 +117,11 @@ impl Store {
     /// A handle for recording; records sent to a read-only store's recorder are dropped
     /// with a warning.
     pub fn recorder(&self) -> Recorder {
-        Recorder::new(self.writer.as_ref().map(|w| w.tx.clone()))
+        Recorder::new(
+            self.writer
+                .as_ref()
+                .map(|w| (w.tx.clone(), w.backlog.clone())),
+        )
     }
 
     /// Blocks until everything sent (by any recorder) before this call is committed.
@@ -134,7 +169,7 @@ impl Store {
     }
 
     fn shutdown(&mut self) -> Result<()> {
-        let Some(WriterHandle { tx, thread }) = self.writer.take() else {
+        let Some(WriterHandle { tx, thread, .. }) = self.writer.take() else {
             return Ok(());
         };
         // If the send fails the thread has already ended; join tells us how.
@@ -226,7 +261,7 @@ impl Store {
     pub fn set_feedback(&self, turn_id: &str, rating: i8, note: Option<String>) -> Result<()> {
         feedback::check_rating(rating)?;
         let turn_id = turn_id.to_owned();
-        let at = timestamp::format(Utc::now());
+        let at = timestamp::format(self.clock.now());
         self.call(move |conn| {
             in_transaction(conn, |tx| {
                 feedback::set(tx, &turn_id, rating, note.as_deref(), &at)
@@ -250,7 +285,7 @@ impl Store {
 
     /// Stores a pending proposal; returns its id once committed.
     pub fn insert_proposal(&self, proposal: NewProposal) -> Result<i64> {
-        let at = timestamp::format(Utc::now());
+        let at = timestamp::format(self.clock.now());
         self.call(move |conn| in_transaction(conn, |tx| proposals::insert(tx, &proposal, &at)))
     }
 
@@ -272,7 +307,7 @@ impl Store {
         status: ProposalStatus,
         reject_reason: Option<String>,
     ) -> Result<()> {
-        let at = timestamp::format(Utc::now());
+        let at = timestamp::format(self.clock.now());
         self.call(move |conn| {
             in_transaction(conn, |tx| {
                 proposals::set_status(tx, id, status, reject_reason.as_deref(), &at)
@@ -293,7 +328,7 @@ impl Store {
     /// Records a skill change in one transaction: the next version number of that skill
     /// (1 for its first), and the next skill generation, which the row carries.
     pub fn record_skill_version(&self, version: NewSkillVersion) -> Result<SkillVersionRow> {
-        let at = timestamp::format(Utc::now());
+        let at = timestamp::format(self.clock.now());
         self.call(move |conn| in_transaction(conn, |tx| versions::record(tx, &version, &at)))
     }
 
@@ -377,7 +412,7 @@ impl Store {
     pub fn set_turn_reward(&self, turn_id: &str, reward: f64, source: RewardSource) -> Result<()> {
         rewards::check_reward(reward)?;
         let turn_id = turn_id.to_owned();
-        let at = timestamp::format(Utc::now());
+        let at = timestamp::format(self.clock.now());
         self.call(move |conn| {
             in_transaction(conn, |tx| {
                 rewards::set_reward(tx, &turn_id, reward, source, &at)
@@ -490,7 +525,7 @@ impl Store {
         days: u32,
         tz_offset_minutes: i32,
     ) -> Result<Vec<(NaiveDate, u64)>> {
-        self.turns_per_day_at(Utc::now(), days, tz_offset_minutes)
+        self.turns_per_day_at(self.clock.now(), days, tz_offset_minutes)
     }
 
     /// [`Store::turns_per_day`] with "today" taken from `now` (for an injected clock).

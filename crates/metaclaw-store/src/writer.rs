@@ -14,9 +14,11 @@ use chrono::{DateTime, Utc};
 use metaclaw_domain::{SessionEndReason, SessionSource, TurnRecord};
 use rusqlite::{Connection, Transaction, TransactionBehavior};
 
+use crate::backlog::{self, Backlog};
 use crate::error::{Result, StoreError};
 use crate::turns::PreparedTurn;
 use crate::{sessions, skills, timestamp, turns};
+use metaclaw_domain::Clock;
 
 /// Upper bound on one transaction, so a large backlog still commits in steady steps.
 const MAX_BATCH: usize = 1024;
@@ -24,7 +26,8 @@ const MAX_BATCH: usize = 1024;
 /// A change to the log, sent by a [`crate::Recorder`].
 #[derive(Debug)]
 pub(crate) enum Write {
-    Turn(Arc<TurnRecord>),
+    /// A turn and its estimated size in memory (its share of the [`Backlog`]).
+    Turn(Arc<TurnRecord>, usize),
     SessionSeen {
         session_id: String,
         source: SessionSource,
@@ -47,11 +50,19 @@ impl Write {
     /// For logs about a record that could not be stored.
     pub(crate) fn describe(&self) -> String {
         match self {
-            Self::Turn(t) => format!("turn {} (session {})", t.turn_id, t.session_id),
+            Self::Turn(t, _) => format!("turn {} (session {})", t.turn_id, t.session_id),
             Self::SessionSeen { session_id, .. } => format!("session_seen {session_id}"),
             Self::SessionEnded { session_id, .. } => format!("session_ended {session_id}"),
             Self::SkillState(c) => format!("skill_state {}", c.name),
             Self::SkillEmbedding { hash, .. } => format!("skill_embedding {hash}"),
+        }
+    }
+
+    /// What this write counts against the backlog (only turns are large).
+    pub(crate) fn cost(&self) -> usize {
+        match self {
+            Self::Turn(_, cost) => *cost,
+            _ => 0,
         }
     }
 }
@@ -119,18 +130,20 @@ enum Op {
         reason: SessionEndReason,
         at: String,
     },
-    SkillState(skills::StateChange),
+    SkillState(skills::StateChange, String),
     SkillEmbedding {
         model: String,
         hash: String,
         vector: Vec<f32>,
+        at: String,
     },
 }
 
 impl Op {
-    fn prepare(write: Write) -> Result<Self> {
+    /// `clock` stamps the writes that carry no time of their own.
+    fn prepare(write: Write, clock: &dyn Clock) -> Result<Self> {
         Ok(match write {
-            Write::Turn(t) => Self::Turn(Box::new(PreparedTurn::new(
+            Write::Turn(t, _) => Self::Turn(Box::new(PreparedTurn::new(
                 // Hooks share the record; copy it only if one still holds it.
                 Arc::try_unwrap(t).unwrap_or_else(|shared| (*shared).clone()),
             )?)),
@@ -152,7 +165,7 @@ impl Op {
                 reason,
                 at: timestamp::format(at),
             },
-            Write::SkillState(c) => Self::SkillState(c),
+            Write::SkillState(c) => Self::SkillState(c, timestamp::format(clock.now())),
             Write::SkillEmbedding {
                 model,
                 hash,
@@ -161,6 +174,7 @@ impl Op {
                 model,
                 hash,
                 vector,
+                at: timestamp::format(clock.now()),
             },
         })
     }
@@ -173,7 +187,7 @@ impl Op {
             ),
             Self::SessionSeen { session_id, .. } => format!("session_seen {session_id}"),
             Self::SessionEnded { session_id, .. } => format!("session_ended {session_id}"),
-            Self::SkillState(c) => format!("skill_state {}", c.name),
+            Self::SkillState(c, _) => format!("skill_state {}", c.name),
             Self::SkillEmbedding { hash, .. } => format!("skill_embedding {hash}"),
         }
     }
@@ -197,42 +211,59 @@ impl Op {
                 }
                 Ok(())
             }
-            Self::SkillState(c) => skills::apply_state(conn, c),
+            Self::SkillState(c, at) => skills::apply_state(conn, c, at),
             Self::SkillEmbedding {
                 model,
                 hash,
                 vector,
-            } => skills::put_embedding(conn, model, hash, vector),
+                at,
+            } => skills::put_embedding(conn, model, hash, vector, at),
         }
     }
 }
 
-pub(crate) fn spawn(conn: Connection, rx: Receiver<Message>) -> Result<JoinHandle<()>> {
+pub(crate) fn spawn(
+    conn: Connection,
+    rx: Receiver<Message>,
+    backlog: Arc<Backlog>,
+    clock: Arc<dyn Clock>,
+) -> Result<JoinHandle<()>> {
     thread::Builder::new()
         .name("metaclaw-store-writer".into())
-        .spawn(move || run(conn, rx))
+        .spawn(move || run(conn, rx, &backlog, clock.as_ref()))
         .map_err(StoreError::SpawnWriter)
 }
 
-fn run(mut conn: Connection, rx: Receiver<Message>) {
+fn run(mut conn: Connection, rx: Receiver<Message>, backlog: &Backlog, clock: &dyn Clock) {
     let mut pending: Vec<Op> = Vec::new();
+    // Backlog bytes of the ops in `pending`, released once they are committed.
+    let mut pending_cost = 0usize;
     let mut shutting_down = false;
+    let commit_and_release = |conn: &mut Connection, pending: &mut Vec<Op>, cost: &mut usize| {
+        commit(conn, pending);
+        backlog.release(std::mem::take(cost));
+    };
     while let Ok(first) = rx.recv() {
         let mut next = Some(first);
         let mut taken = 0usize;
         while let Some(message) = next.take() {
             taken += 1;
             match message {
-                Message::Write(write) => match Op::prepare(write) {
-                    Ok(op) => pending.push(op),
-                    Err(error) => tracing::error!(%error, "store: record not storable; dropped"),
-                },
+                Message::Write(write) => {
+                    pending_cost += write.cost();
+                    match Op::prepare(write, clock) {
+                        Ok(op) => pending.push(op),
+                        Err(error) => {
+                            tracing::error!(%error, "store: record not storable; dropped")
+                        }
+                    }
+                }
                 Message::Flush(reply) => {
-                    commit(&mut conn, &mut pending);
+                    commit_and_release(&mut conn, &mut pending, &mut pending_cost);
                     let _ = reply.send(());
                 }
                 Message::Call(call) => {
-                    commit(&mut conn, &mut pending);
+                    commit_and_release(&mut conn, &mut pending, &mut pending_cost);
                     call.run(&mut conn);
                 }
                 Message::Shutdown => shutting_down = true,
@@ -246,9 +277,13 @@ fn run(mut conn: Connection, rx: Receiver<Message>) {
                 next = rx.try_recv().ok();
             }
         }
-        commit(&mut conn, &mut pending);
+        commit_and_release(&mut conn, &mut pending, &mut pending_cost);
         if shutting_down {
             break;
+        }
+        // Nothing queued after a burst: give the memory it used back to the OS.
+        if backlog.queued() == 0 && backlog.take_return_due() {
+            backlog::return_memory_to_os();
         }
     }
     tracing::debug!("store: writer stopped");
