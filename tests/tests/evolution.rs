@@ -226,14 +226,16 @@ async fn evolver_failures_are_recorded_and_write_nothing() {
         ),
         (Behaviour::error(500), "HTTP 500"),
     ] {
-        // Prose and broken JSON get one retry: script both answers.
+        // Prose and broken JSON get one retry, and the client retries a 500 twice: script
+        // enough answers for either; the reset below drops the unused ones.
         let wrap = |b: Behaviour| Behaviour::Match {
             contains: Some("##".into()),
             path: None,
             then: Box::new(b),
         };
-        h.mock.push(wrap(behaviour.clone()));
-        h.mock.push(wrap(behaviour));
+        for _ in 0..3 {
+            h.mock.push(wrap(behaviour.clone()));
+        }
         let report = evo.distil("bad", EvolutionTrigger::Manual).await.unwrap();
         assert_eq!(report.status, metaclaw_store::EvolutionRunStatus::Failed);
         assert!(
