@@ -2,9 +2,10 @@
 //! settings path (`crate::settings`), and test an endpoint.
 
 use std::collections::BTreeMap;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use metaclaw_config::{Config, Mode};
+use metaclaw_llm::{ErrorKind, LlmClient, RetryPolicy};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -174,28 +175,33 @@ impl Operation for TestConnection {
                 latency_ms: None,
             });
         }
-        let http = reqwest::Client::builder()
-            .timeout(std::time::Duration::from_secs(10))
-            .build()
-            .map_err(|e| ApiError::internal(e.to_string()))?;
-        let started = Instant::now();
-        let mut req = http.get(format!("{}/models", base.trim_end_matches('/')));
-        if !key.is_empty() {
-            req = req.bearer_auth(&key).header("x-api-key", &key);
-        }
-        let (ok, detail) = match req.send().await {
-            Ok(r) if r.status().is_success() => {
-                (true, format!("reachable (HTTP {})", r.status().as_u16()))
+        // A probe reports the endpoint's first answer: no retries.
+        let client = match LlmClient::new(&base, &key, Duration::from_secs(10)) {
+            Ok(client) => client.with_retry(RetryPolicy::none()),
+            Err(e) => {
+                return Ok(ConnectionTest {
+                    ok: false,
+                    detail: e.to_string(),
+                    latency_ms: None,
+                });
             }
-            Ok(r) if matches!(r.status().as_u16(), 401 | 403) => (
+        };
+        let started = Instant::now();
+        let (ok, detail) = match client.models().await {
+            Ok(_) => (true, "reachable (HTTP 200)".to_owned()),
+            Err(e) if e.kind() == ErrorKind::Unauthorized => (
                 false,
                 format!(
                     "reachable, but HTTP {}: check the API key",
-                    r.status().as_u16()
+                    e.status().unwrap_or(401)
                 ),
             ),
-            Ok(r) => (true, format!("reachable (HTTP {})", r.status().as_u16())),
-            Err(e) if e.is_timeout() => (false, "timed out".to_owned()),
+            // Any answer, even an error or an odd body, shows the endpoint is there.
+            Err(e) if e.status().is_some() => (
+                true,
+                format!("reachable (HTTP {})", e.status().unwrap_or_default()),
+            ),
+            Err(e) if e.kind() == ErrorKind::Timeout => (false, "timed out".to_owned()),
             Err(e) => (false, format!("unreachable: {e}")),
         };
         Ok(ConnectionTest {
