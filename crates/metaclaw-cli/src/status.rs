@@ -5,7 +5,7 @@ use std::time::Duration;
 use anyhow::Result;
 use chrono::{Local, TimeZone, Utc};
 use metaclaw_config::Home;
-use metaclaw_llm::{ErrorKind, LlmClient, RetryPolicy};
+use metaclaw_llm::{ErrorKind, LlmClient, Probe};
 use serde_json::{Value, json};
 
 use metaclaw_core::api::NoInput;
@@ -118,7 +118,7 @@ pub fn run(home: &Home, args: &StatusArgs) -> Result<()> {
     Ok(())
 }
 
-/// Whether `llm.api_base` answers, from its model list (one attempt, 3 s).
+/// Whether `llm.api_base` answers, from its model list (3 s).
 async fn probe_upstream(config: &metaclaw_config::Config) -> (bool, String) {
     if config.llm.api_base.trim().is_empty() {
         return (
@@ -131,27 +131,19 @@ async fn probe_upstream(config: &metaclaw_config::Config) -> (bool, String) {
         &config.llm.api_key,
         Duration::from_secs(3),
     ) {
-        Ok(client) => client.with_retry(RetryPolicy::none()),
+        Ok(client) => client,
         Err(e) => return (false, e.to_string()),
     };
-    match client.models().await {
-        Ok(_) => (true, "reachable (HTTP 200)".into()),
-        Err(e) if e.kind() == ErrorKind::Unauthorized => (
+    match client.probe().await {
+        Probe::Reachable { status } => (true, format!("reachable (HTTP {status})")),
+        Probe::KeyRefused { status } => (
             true,
-            format!(
-                "reachable, but HTTP {}: check llm.api_key",
-                e.status().unwrap_or(401)
-            ),
+            format!("reachable, but HTTP {status}: check llm.api_key"),
         ),
-        // Any answer, even an error or an odd body, shows the upstream is there.
-        Err(e) if e.status().is_some() => (
-            true,
-            format!("reachable (HTTP {})", e.status().unwrap_or_default()),
-        ),
-        Err(e) if e.kind() == ErrorKind::Timeout => {
+        Probe::Unreachable(e) if e.kind() == ErrorKind::Timeout => {
             (false, "unreachable: timed out after 3 s".into())
         }
-        Err(e) => (false, format!("unreachable: {e}")),
+        Probe::Unreachable(e) => (false, format!("unreachable: {e}")),
     }
 }
 

@@ -39,6 +39,53 @@ impl std::fmt::Debug for LlmClient {
     }
 }
 
+/// What [`LlmClient::probe`] found.
+#[derive(Debug, Clone)]
+pub enum Probe {
+    /// The endpoint answered with this status (200, or an error that is not about the key).
+    Reachable {
+        status: u16,
+    },
+    /// The endpoint answered 401 or 403.
+    KeyRefused {
+        status: u16,
+    },
+    Unreachable(LlmError),
+}
+
+/// The endpoints this client calls, relative to the base URL.
+#[derive(Debug, Clone, Copy)]
+enum Route {
+    Chat,
+    Completions,
+    Embeddings,
+    Models,
+}
+
+impl Route {
+    fn method(self) -> Method {
+        match self {
+            Route::Models => Method::GET,
+            _ => Method::POST,
+        }
+    }
+
+    fn path(self) -> &'static str {
+        match self {
+            Route::Chat => "/chat/completions",
+            Route::Completions => "/completions",
+            Route::Embeddings => "/embeddings",
+            Route::Models => "/models",
+        }
+    }
+
+    /// The model list is also how Anthropic-style endpoints (which `llm.api_base` may be)
+    /// are probed; they read the key from `x-api-key`.
+    fn sends_x_api_key(self) -> bool {
+        matches!(self, Route::Models)
+    }
+}
+
 /// A successful answer before it is decoded.
 struct Answer {
     status: u16,
@@ -86,8 +133,7 @@ impl LlmClient {
     }
 
     pub async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
-        self.call(Method::POST, "/chat/completions", Some(request), false)
-            .await
+        self.call(Route::Chat, Some(request), self.retry).await
     }
 
     /// The first choice's text; an answer without one is `Malformed`.
@@ -97,7 +143,7 @@ impl LlmClient {
             .content()
             .map(str::to_owned)
             .ok_or_else(|| LlmError::Malformed {
-                endpoint: self.endpoint("/chat/completions"),
+                endpoint: self.endpoint(Route::Chat),
                 status: 200,
                 reason: "the answer has no message content".into(),
             })
@@ -107,7 +153,7 @@ impl LlmClient {
         &self,
         request: &CompletionRequest,
     ) -> Result<CompletionResponse, LlmError> {
-        self.call(Method::POST, "/completions", Some(request), false)
+        self.call(Route::Completions, Some(request), self.retry)
             .await
     }
 
@@ -116,54 +162,59 @@ impl LlmClient {
         if request.input.is_empty() {
             return Ok(Vec::new());
         }
-        let path = "/embeddings";
-        let response: EmbeddingResponse =
-            self.call(Method::POST, path, Some(request), false).await?;
+        let response: EmbeddingResponse = self
+            .call(Route::Embeddings, Some(request), self.retry)
+            .await?;
         response
             .into_vectors(request.input.len())
             .map_err(|reason| LlmError::Malformed {
-                endpoint: self.endpoint(path),
+                endpoint: self.endpoint(Route::Embeddings),
                 status: 200,
                 reason,
             })
     }
 
-    /// The served models. The key also goes in `x-api-key`, so Anthropic-style endpoints
-    /// (which `llm.api_base` may be) authenticate the probe too.
+    /// The served models (the key is also sent as `x-api-key`).
     pub async fn models(&self) -> Result<ModelList, LlmError> {
-        self.call(Method::GET, "/models", None::<&()>, true).await
+        self.call(Route::Models, None::<&()>, self.retry).await
     }
 
-    fn endpoint(&self, path: &str) -> String {
-        self.key.redact(&format!("{}{path}", self.base))
+    /// Whether the endpoint answers, from one `GET /models` without retries: a probe
+    /// reports what the endpoint says now.
+    pub async fn probe(&self) -> Probe {
+        let answer: Result<ModelList, LlmError> = self
+            .call(Route::Models, None::<&()>, RetryPolicy::none())
+            .await;
+        match answer {
+            Ok(_) => Probe::Reachable { status: 200 },
+            Err(LlmError::Unauthorized { status, .. }) => Probe::KeyRefused { status },
+            // Any answer, even an error or an odd body, shows the endpoint is there.
+            Err(e) => match e.status() {
+                Some(status) => Probe::Reachable { status },
+                None => Probe::Unreachable(e),
+            },
+        }
+    }
+
+    fn endpoint(&self, route: Route) -> String {
+        self.key.redact(&format!("{}{}", self.base, route.path()))
     }
 
     async fn call<B: Serialize, T: DeserializeOwned>(
         &self,
-        method: Method,
-        path: &str,
+        route: Route,
         body: Option<&B>,
-        key_header: bool,
+        retry: RetryPolicy,
     ) -> Result<T, LlmError> {
-        let url = format!("{}{path}", self.base);
-        let endpoint = self.endpoint(path);
+        let url = format!("{}{}", self.base, route.path());
+        let endpoint = self.endpoint(route);
         let body = body
             .map(serde_json::to_vec)
             .transpose()
             .map_err(|e| LlmError::Config(format!("the request could not be encoded: {e}")))?
             .map(bytes::Bytes::from);
         let deadline = Instant::now() + self.timeout;
-        let retry = self.retry;
-        let attempt = || {
-            self.attempt(
-                method.clone(),
-                &url,
-                &endpoint,
-                body.clone(),
-                deadline,
-                key_header,
-            )
-        };
+        let attempt = || self.attempt(route, &url, &endpoint, body.clone(), deadline);
         let answer = attempt
             .retry(retry.backoff())
             .when(LlmError::is_retryable)
@@ -185,14 +236,13 @@ impl LlmClient {
 
     async fn attempt(
         &self,
-        method: Method,
+        route: Route,
         url: &str,
         endpoint: &str,
         body: Option<bytes::Bytes>,
         deadline: Instant,
-        key_header: bool,
     ) -> Result<Answer, LlmError> {
-        let mut request = self.http.request(method, url);
+        let mut request = self.http.request(route.method(), url);
         if let Some(body) = body {
             request = request
                 .header(CONTENT_TYPE, HeaderValue::from_static("application/json"))
@@ -200,7 +250,7 @@ impl LlmClient {
         }
         if !self.key.is_empty() {
             request = request.bearer_auth(self.key.expose());
-            if key_header {
+            if route.sends_x_api_key() {
                 request = request.header("x-api-key", self.key.expose());
             }
         }

@@ -23,7 +23,7 @@ pub use chat::{
     AssistantMessage, ChatChoice, ChatMessage, ChatRequest, ChatResponse, JsonSchema,
     ResponseFormat, Role, Usage,
 };
-pub use client::LlmClient;
+pub use client::{LlmClient, Probe};
 pub use completion::{CompletionChoice, CompletionRequest, CompletionResponse, Logprobs, Prompt};
 pub use embedding::EmbeddingRequest;
 pub use error::{ErrorKind, LlmError};

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use metaclaw_llm::{
     ChatMessage, ChatRequest, CompletionRequest, EmbeddingRequest, ErrorKind, LlmClient, LlmError,
-    Prompt, ResponseFormat, RetryPolicy,
+    Probe, Prompt, ResponseFormat, RetryPolicy,
 };
 use serde_json::json;
 use support::{Reply, Upstream, ok, status};
@@ -375,4 +375,41 @@ async fn no_error_shows_the_api_key() {
     assert_eq!(refused.kind(), ErrorKind::Config);
     assert!(!refused.to_string().contains(KEY), "{refused}");
     up.stop().await;
+}
+
+#[tokio::test]
+async fn a_probe_takes_one_answer_and_sorts_it() {
+    let up = Upstream::start([
+        ok(json!({"data": []})),
+        status(401),
+        status(503),
+        Reply::Text(200, "not a model list".into()),
+    ])
+    .await;
+    let c = client(&up);
+    let mut found = Vec::new();
+    for _ in 0..4 {
+        found.push(match c.probe().await {
+            Probe::Reachable { status } => format!("reachable {status}"),
+            Probe::KeyRefused { status } => format!("refused {status}"),
+            Probe::Unreachable(e) => format!("unreachable {}", e.kind()),
+        });
+    }
+    assert_eq!(
+        found,
+        [
+            "reachable 200",
+            "refused 401",
+            "reachable 503",
+            "reachable 200"
+        ]
+    );
+    assert_eq!(up.requests().len(), 4, "a probe is never retried");
+    let url = up.url.clone();
+    up.stop().await;
+    let fresh = LlmClient::new(&url, KEY, Duration::from_secs(60)).unwrap();
+    let Probe::Unreachable(e) = fresh.probe().await else {
+        panic!("a stopped server is unreachable");
+    };
+    assert_eq!(e.kind(), ErrorKind::ConnectionRefused);
 }

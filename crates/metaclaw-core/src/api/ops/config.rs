@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use metaclaw_config::{Config, Mode};
-use metaclaw_llm::{ErrorKind, LlmClient, RetryPolicy};
+use metaclaw_llm::{ErrorKind, LlmClient, Probe};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -175,9 +175,8 @@ impl Operation for TestConnection {
                 latency_ms: None,
             });
         }
-        // A probe reports the endpoint's first answer: no retries.
         let client = match LlmClient::new(&base, &key, Duration::from_secs(10)) {
-            Ok(client) => client.with_retry(RetryPolicy::none()),
+            Ok(client) => client,
             Err(e) => {
                 return Ok(ConnectionTest {
                     ok: false,
@@ -187,22 +186,16 @@ impl Operation for TestConnection {
             }
         };
         let started = Instant::now();
-        let (ok, detail) = match client.models().await {
-            Ok(_) => (true, "reachable (HTTP 200)".to_owned()),
-            Err(e) if e.kind() == ErrorKind::Unauthorized => (
+        let (ok, detail) = match client.probe().await {
+            Probe::Reachable { status } => (true, format!("reachable (HTTP {status})")),
+            Probe::KeyRefused { status } => (
                 false,
-                format!(
-                    "reachable, but HTTP {}: check the API key",
-                    e.status().unwrap_or(401)
-                ),
+                format!("reachable, but HTTP {status}: check the API key"),
             ),
-            // Any answer, even an error or an odd body, shows the endpoint is there.
-            Err(e) if e.status().is_some() => (
-                true,
-                format!("reachable (HTTP {})", e.status().unwrap_or_default()),
-            ),
-            Err(e) if e.kind() == ErrorKind::Timeout => (false, "timed out".to_owned()),
-            Err(e) => (false, format!("unreachable: {e}")),
+            Probe::Unreachable(e) if e.kind() == ErrorKind::Timeout => {
+                (false, "timed out".to_owned())
+            }
+            Probe::Unreachable(e) => (false, format!("unreachable: {e}")),
         };
         Ok(ConnectionTest {
             ok,
