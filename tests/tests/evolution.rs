@@ -226,14 +226,16 @@ async fn evolver_failures_are_recorded_and_write_nothing() {
         ),
         (Behaviour::error(500), "HTTP 500"),
     ] {
-        // Prose and broken JSON get one retry: script both answers.
+        // Prose and broken JSON get one retry, and the client retries a 500 twice: script
+        // enough answers for either; the reset below drops the unused ones.
         let wrap = |b: Behaviour| Behaviour::Match {
             contains: Some("##".into()),
             path: None,
             then: Box::new(b),
         };
-        h.mock.push(wrap(behaviour.clone()));
-        h.mock.push(wrap(behaviour));
+        for _ in 0..3 {
+            h.mock.push(wrap(behaviour.clone()));
+        }
         let report = evo.distil("bad", EvolutionTrigger::Manual).await.unwrap();
         assert_eq!(report.status, metaclaw_store::EvolutionRunStatus::Failed);
         assert!(
@@ -253,6 +255,40 @@ async fn evolver_failures_are_recorded_and_write_nothing() {
     );
     let failure = h.core().store().last_evolution_failure().unwrap().unwrap();
     assert!(failure.error.unwrap().contains("HTTP 500"));
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn an_upstream_without_structured_output_is_asked_for_plain_json() {
+    let h = Harness::start_with(|c| c.skills.auto_evolve = false).await;
+    let evo = h.core().evolution().unwrap().clone();
+    session_with_correction(&h, "plain").await;
+    let refusal = json!({"error": {"message": "response_format of type json_schema is not supported",
+        "type": "invalid_request_error"}});
+    h.mock.push(Behaviour::Match {
+        contains: Some("## Existing skills".into()),
+        path: None,
+        then: Box::new(Behaviour::error_with(400, refusal, &[])),
+    });
+    h.mock.push(evolver_answer(json!([])));
+    let report = evo.distil("plain", EvolutionTrigger::Manual).await.unwrap();
+    assert_eq!(
+        report.status,
+        metaclaw_store::EvolutionRunStatus::Ok,
+        "{:?}",
+        report.error
+    );
+    let sent: Vec<Value> = h
+        .mock
+        .requests()
+        .into_iter()
+        .filter(|r| r.body.to_string().contains("## Existing skills"))
+        .map(|r| r.body)
+        .collect();
+    assert_eq!(sent.len(), 2, "the refusal is not retried as is");
+    assert_eq!(sent[0]["response_format"]["type"], "json_schema");
+    assert!(sent[1].get("response_format").is_none(), "{}", sent[1]);
+    assert_eq!(sent[0]["messages"], sent[1]["messages"]);
     h.stop().await;
 }
 

@@ -6,6 +6,7 @@ use anyhow::Result;
 use chrono::{TimeZone, Utc};
 use metaclaw_config::Home;
 use metaclaw_domain::{Clock, SystemClock};
+use metaclaw_llm::{ErrorKind, LlmClient, Probe};
 use serde_json::{Value, json};
 
 use metaclaw_core::api::NoInput;
@@ -22,9 +23,6 @@ pub fn run(home: &Home, args: &StatusArgs) -> Result<()> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    let client = reqwest::Client::builder()
-        .timeout(Duration::from_secs(3))
-        .build()?;
 
     let running = is_running(home);
     let state = read_state(home).filter(|_| running);
@@ -36,7 +34,7 @@ pub fn run(home: &Home, args: &StatusArgs) -> Result<()> {
             .call::<GetStatus>((), NoInput {})
             .ok()
     });
-    let upstream = runtime.block_on(probe_upstream(&client, &config));
+    let upstream = runtime.block_on(probe_upstream(&config));
     let (turns_today, evolution, rl) = match &live {
         Some(s) => (
             Some(s.counts.turns_today),
@@ -130,48 +128,33 @@ pub fn run(home: &Home, args: &StatusArgs) -> Result<()> {
     Ok(())
 }
 
-async fn probe_upstream(
-    client: &reqwest::Client,
-    config: &metaclaw_config::Config,
-) -> (bool, String) {
-    let base = config.llm.api_base.trim_end_matches('/');
-    if base.is_empty() {
+/// Whether `llm.api_base` answers, from its model list (3 s).
+async fn probe_upstream(config: &metaclaw_config::Config) -> (bool, String) {
+    if config.llm.api_base.trim().is_empty() {
         return (
             false,
             "llm.api_base is not set; run `metaclaw setup`".into(),
         );
     }
-    let mut req = client.get(format!("{base}/models"));
-    if !config.llm.api_key.is_empty() {
-        req = req
-            .bearer_auth(&config.llm.api_key)
-            .header("x-api-key", &config.llm.api_key);
-    }
-    match req.send().await {
-        Ok(r) if r.status().is_success() => {
-            (true, format!("reachable (HTTP {})", r.status().as_u16()))
-        }
-        Ok(r) if r.status().as_u16() == 401 || r.status().as_u16() == 403 => (
+    let client = match LlmClient::new(
+        &config.llm.api_base,
+        &config.llm.api_key,
+        Duration::from_secs(3),
+    ) {
+        Ok(client) => client,
+        Err(e) => return (false, e.to_string()),
+    };
+    match client.probe().await {
+        Probe::Reachable { status } => (true, format!("reachable (HTTP {status})")),
+        Probe::KeyRefused { status } => (
             true,
-            format!(
-                "reachable, but HTTP {}: check llm.api_key",
-                r.status().as_u16()
-            ),
+            format!("reachable, but HTTP {status}: check llm.api_key"),
         ),
-        Ok(r) => (true, format!("reachable (HTTP {})", r.status().as_u16())),
-        Err(e) if e.is_timeout() => (false, "unreachable: timed out after 3 s".into()),
-        Err(e) => (false, format!("unreachable: {}", root_cause(&e))),
+        Probe::Unreachable(e) if e.kind() == ErrorKind::Timeout => {
+            (false, "unreachable: timed out after 3 s".into())
+        }
+        Probe::Unreachable(e) => (false, format!("unreachable: {e}")),
     }
-}
-
-fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut last = e.to_string();
-    let mut s = e.source();
-    while let Some(x) = s {
-        last = x.to_string();
-        s = x.source();
-    }
-    last
 }
 
 /// RL in one line: what serves, what waits, or what is missing.

@@ -475,12 +475,15 @@ fn evolution_inbox_from_the_command_line() {
         .args(["feedback", "nope", "up"])
         .assert()
         .failure();
-    // An evolver that cannot answer: the failure is reported, not swallowed.
-    mock.push(Behaviour::Match {
-        contains: Some("## Existing skills".into()),
-        path: None,
-        then: Box::new(Behaviour::error(503)),
-    });
+    // An evolver that cannot answer (the first try and the client's two retries): the
+    // failure is reported, not swallowed.
+    for _ in 0..3 {
+        mock.push(Behaviour::Match {
+            contains: Some("## Existing skills".into()),
+            path: None,
+            then: Box::new(Behaviour::error(503)),
+        });
+    }
     metaclaw(home.path())
         .args(["skills", "distil", "cli-session"])
         .assert()

@@ -116,7 +116,7 @@ impl SkillService {
             };
             Some(
                 Embedder::new(base, key, &e.model, Duration::from_millis(e.timeout_ms))
-                    .map_err(CoreError::Http)?,
+                    .map_err(|e| CoreError::Http(e.to_string()))?,
             )
         } else {
             None

@@ -1,8 +1,11 @@
 //! The evolver: one OpenAI-compatible chat call that turns a session into skill proposals.
 //! Asks for JSON with a schema, parses robustly, and retries once with the parse error.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use metaclaw_llm::{ChatMessage, ChatRequest, LlmClient, LlmError, ResponseFormat};
 use serde_json::{Value, json};
 
 use crate::proposal::RawProposal;
@@ -10,22 +13,18 @@ use crate::transcript::Signal;
 
 #[derive(Debug, thiserror::Error)]
 pub enum EvolveError {
-    #[error("the evolver endpoint could not be reached: {0}")]
-    Unreachable(String),
-    #[error("the evolver returned HTTP {status}: {message}")]
-    Http { status: u16, message: String },
+    #[error("the evolver call failed: {0}")]
+    Call(#[from] LlmError),
     #[error("the evolver's answer could not be parsed as proposals ({0})")]
     Parse(String),
 }
 
 #[derive(Debug, Clone)]
 pub struct Evolver {
-    client: reqwest::Client,
-    url: String,
-    api_key: String,
+    client: LlmClient,
     pub model: String,
     /// Upstreams that reject `response_format` get a plain request after the first refusal.
-    json_schema: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    json_schema: Arc<AtomicBool>,
 }
 
 const SYSTEM: &str = "You maintain a library of skills for an AI agent. A skill is a short, reusable \
@@ -66,7 +65,7 @@ pub fn messages(
     signals: &[Signal],
     existing: &[(String, String)],
     rejected: &[String],
-) -> Vec<Value> {
+) -> Vec<ChatMessage> {
     let mut user = String::from("## Conversation\n");
     user.push_str(transcript);
     user.push_str("\n\n## Signals\n");
@@ -90,10 +89,7 @@ pub fn messages(
         }
     }
     user.push_str("\nAnswer with {\"proposals\": [...]}.");
-    vec![
-        json!({"role": "system", "content": SYSTEM}),
-        json!({"role": "user", "content": user}),
-    ]
+    vec![ChatMessage::system(SYSTEM), ChatMessage::user(user)]
 }
 
 /// Find the proposals in whatever the model wrote: bare JSON, fenced JSON, JSON inside prose,
@@ -160,80 +156,55 @@ impl Evolver {
         model: &str,
         timeout: Duration,
     ) -> Result<Evolver, EvolveError> {
-        let client = reqwest::Client::builder()
-            .timeout(timeout)
-            .build()
-            .map_err(|e| EvolveError::Unreachable(e.to_string()))?;
         Ok(Evolver {
-            client,
-            url: format!("{}/chat/completions", api_base.trim_end_matches('/')),
-            api_key: api_key.to_owned(),
+            client: LlmClient::new(api_base, api_key, timeout)?,
             model: model.to_owned(),
-            json_schema: std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true)),
+            json_schema: Arc::new(AtomicBool::new(true)),
         })
     }
 
-    async fn call(&self, messages: &[Value]) -> Result<String, EvolveError> {
-        use std::sync::atomic::Ordering;
+    async fn call(&self, messages: &[ChatMessage]) -> Result<String, EvolveError> {
+        let mut request = ChatRequest::new(&self.model, messages.to_vec());
+        request.temperature = Some(0.2);
+        request.max_tokens = Some(3000);
         loop {
-            let mut body = json!({"model": self.model, "messages": messages, "temperature": 0.2, "max_tokens": 3000});
             let with_schema = self.json_schema.load(Ordering::Relaxed);
-            if with_schema {
-                body["response_format"] = json!({"type": "json_schema", "json_schema": {"name": "skill_proposals", "schema": schema(), "strict": true}});
+            request.response_format =
+                with_schema.then(|| ResponseFormat::json_schema("skill_proposals", schema(), true));
+            match self.client.chat(&request).await {
+                Err(e)
+                    if with_schema
+                        && e.status() == Some(400)
+                        && e.upstream_message()
+                            .is_some_and(|m| m.contains("response_format")) =>
+                {
+                    // The provider does not support structured output: ask in plain JSON.
+                    self.json_schema.store(false, Ordering::Relaxed);
+                }
+                Err(e) => return Err(e.into()),
+                Ok(answer) => {
+                    return answer.content().map(str::to_owned).ok_or_else(|| {
+                        EvolveError::Parse("the response has no message content".into())
+                    });
+                }
             }
-            let mut req = self.client.post(&self.url).json(&body);
-            if !self.api_key.is_empty() {
-                req = req.bearer_auth(&self.api_key);
-            }
-            let resp = req
-                .send()
-                .await
-                .map_err(|e| EvolveError::Unreachable(e.to_string()))?;
-            let status = resp.status().as_u16();
-            let text = resp
-                .text()
-                .await
-                .map_err(|e| EvolveError::Unreachable(e.to_string()))?;
-            if status == 400 && with_schema && text.contains("response_format") {
-                // The provider does not support structured output: ask in plain JSON.
-                self.json_schema.store(false, Ordering::Relaxed);
-                continue;
-            }
-            if !(200..300).contains(&status) {
-                let message: String = serde_json::from_str::<Value>(&text)
-                    .ok()
-                    .and_then(|v| {
-                        v.pointer("/error/message")
-                            .and_then(Value::as_str)
-                            .map(str::to_owned)
-                    })
-                    .unwrap_or(text)
-                    .chars()
-                    .take(500)
-                    .collect();
-                return Err(EvolveError::Http { status, message });
-            }
-            let v: Value = serde_json::from_str(&text)
-                .map_err(|e| EvolveError::Parse(format!("the response is not JSON: {e}")))?;
-            return v
-                .pointer("/choices/0/message/content")
-                .and_then(Value::as_str)
-                .map(str::to_owned)
-                .ok_or_else(|| EvolveError::Parse("the response has no message content".into()));
         }
     }
 
     /// Ask for proposals; a malformed answer gets one more try with the parse error.
-    pub async fn propose(&self, messages: Vec<Value>) -> Result<Vec<RawProposal>, EvolveError> {
+    pub async fn propose(
+        &self,
+        messages: Vec<ChatMessage>,
+    ) -> Result<Vec<RawProposal>, EvolveError> {
         let first = self.call(&messages).await?;
         match parse(&first) {
             Ok(p) => Ok(p),
             Err(err) => {
                 tracing::info!("evolver answer did not parse ({err}); retrying once");
                 let mut retry = messages;
-                retry.push(json!({"role": "assistant", "content": first}));
-                retry.push(json!({"role": "user", "content": format!(
-                    "That answer could not be used: {err}. Reply again with only the JSON object {{\"proposals\": [...]}}, no prose.")}));
+                retry.push(ChatMessage::assistant(first));
+                retry.push(ChatMessage::user(format!(
+                    "That answer could not be used: {err}. Reply again with only the JSON object {{\"proposals\": [...]}}, no prose.")));
                 let second = self.call(&retry).await?;
                 parse(&second).map_err(EvolveError::Parse)
             }

@@ -6,8 +6,9 @@ pub enum RlError {
     /// Settings that make RL impossible; the message says which key to set.
     #[error("{0}")]
     Config(String),
-    #[error("HTTP: {0}")]
-    Http(String),
+    /// A helper model's call (judge, teacher) failed.
+    #[error("{0}")]
+    Llm(#[from] metaclaw_llm::LlmError),
     #[error("Tinker: {0}")]
     Tinker(String),
     #[error("renderer: {0}")]

@@ -6,8 +6,8 @@ use std::sync::LazyLock;
 use std::time::Duration;
 
 use futures_util::future::join_all;
+use metaclaw_llm::{ChatMessage, ChatRequest, LlmClient};
 use regex::Regex;
-use serde_json::{Value, json};
 
 use crate::error::RlError;
 
@@ -58,16 +58,13 @@ Score 0 when it is ambiguous or you cannot tell.\n\
 Reason briefly, then end with exactly one line: `Score: 1`, `Score: -1` or `Score: 0`.";
 
 /// The judge's messages for one turn.
-pub fn messages(instruction: &str, response: &str) -> Vec<Value> {
+pub fn messages(instruction: &str, response: &str) -> Vec<ChatMessage> {
     let user = format!(
         "## Instruction\n{}\n\n## Reply\n{}\n\nEnd with `Score: 1`, `Score: -1` or `Score: 0`.",
         neutralise(instruction),
         neutralise(response)
     );
-    vec![
-        json!({"role": "system", "content": SYSTEM}),
-        json!({"role": "user", "content": user}),
-    ]
+    vec![ChatMessage::system(SYSTEM), ChatMessage::user(user)]
 }
 
 /// Markup in agent transcripts (XML-ish tags) trips some providers' content filters and
@@ -113,14 +110,14 @@ pub fn majority(scores: &[Option<i8>]) -> i8 {
 
 #[derive(Clone)]
 pub struct Judge {
-    http: reqwest::Client,
+    client: LlmClient,
     settings: JudgeSettings,
 }
 
 impl Judge {
     pub fn new(settings: JudgeSettings) -> Result<Self, RlError> {
-        let http = crate::http::client(settings.timeout, "judge")?;
-        Ok(Self { http, settings })
+        let client = LlmClient::new(&settings.url, &settings.api_key, settings.timeout)?;
+        Ok(Self { client, settings })
     }
 
     pub fn settings(&self) -> &JudgeSettings {
@@ -140,7 +137,7 @@ impl Judge {
         }
     }
 
-    async fn vote(&self, msgs: &[Value]) -> Vote {
+    async fn vote(&self, msgs: &[ChatMessage]) -> Vote {
         match self.call(msgs).await {
             Ok(text) => Vote {
                 score: parse_score(&text),
@@ -156,23 +153,11 @@ impl Judge {
         }
     }
 
-    async fn call(&self, msgs: &[Value]) -> Result<String, RlError> {
-        let url = format!(
-            "{}/chat/completions",
-            self.settings.url.trim_end_matches('/')
-        );
-        let body = json!({
-            "model": self.settings.model,
-            "messages": msgs,
-            "temperature": self.settings.temperature,
-            "max_completion_tokens": self.settings.max_tokens,
-        });
-        let value = crate::http::post_json(&self.http, &url, &self.settings.api_key, &body).await?;
-        value
-            .pointer("/choices/0/message/content")
-            .and_then(Value::as_str)
-            .map(str::to_owned)
-            .ok_or_else(|| RlError::Http(format!("{url}: no message content in the answer")))
+    async fn call(&self, msgs: &[ChatMessage]) -> Result<String, RlError> {
+        let mut request = ChatRequest::new(&self.settings.model, msgs.to_vec());
+        request.temperature = Some(self.settings.temperature);
+        request.max_completion_tokens = Some(self.settings.max_tokens);
+        Ok(self.client.chat_text(&request).await?)
     }
 }
 
@@ -207,7 +192,7 @@ mod tests {
     #[test]
     fn markup_is_neutralised_for_the_judge() {
         let m = messages("do <b>it</b>", "<tool_call>{\"name\":\"x\"}</tool_call>");
-        let user = m[1]["content"].as_str().unwrap();
+        let user = &m[1].content;
         assert!(user.contains("do [b]it[b]"));
         assert!(user.contains("[tool_call]{\"name\":\"x\"}[tool_call]"));
         assert!(!user.contains('<'));

@@ -7,7 +7,6 @@
 pub mod advantage;
 pub mod datum;
 mod error;
-mod http;
 pub mod judge;
 pub mod policy;
 pub mod readiness;

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use metaclaw_llm::{CompletionRequest, CompletionResponse, LlmClient, Prompt};
 
 use crate::error::RlError;
 
@@ -20,14 +20,14 @@ pub struct TeacherSettings {
 
 #[derive(Clone)]
 pub struct Teacher {
-    http: reqwest::Client,
+    client: LlmClient,
     settings: TeacherSettings,
 }
 
 impl Teacher {
     pub fn new(settings: TeacherSettings) -> Result<Self, RlError> {
-        let http = crate::http::client(settings.timeout, "teacher")?;
-        Ok(Self { http, settings })
+        let client = LlmClient::new(&settings.url, &settings.api_key, settings.timeout)?;
+        Ok(Self { client, settings })
     }
 
     /// The teacher's logprobs of `response`, one per token. `text` is our decoding of
@@ -39,34 +39,34 @@ impl Teacher {
         text: &str,
     ) -> Result<Vec<f32>, RlError> {
         let ids: Vec<u32> = prompt.iter().chain(response).copied().collect();
-        let url = format!("{}/completions", self.settings.url.trim_end_matches('/'));
+        let mut request = CompletionRequest::new(&self.settings.model, Prompt::Tokens(ids));
+        request.echo = true;
+        request.logprobs = Some(1);
         // max_tokens 1: some servers refuse 0; the one generated token is ignored.
-        let body = json!({
-            "model": self.settings.model,
-            "prompt": ids,
-            "echo": true,
-            "logprobs": 1,
-            "max_tokens": 1,
-            "temperature": 0,
-        });
-        let value = crate::http::post_json(&self.http, &url, &self.settings.api_key, &body).await?;
-        align(&value, prompt.len(), response.len(), text)
+        request.max_tokens = Some(1);
+        request.temperature = Some(0.0);
+        let answer = self.client.complete(&request).await?;
+        align(&answer, prompt.len(), response.len(), text)
     }
 }
 
 /// Picks the response part out of an echoed completion, refusing misaligned answers.
 pub fn align(
-    completion: &Value,
+    completion: &CompletionResponse,
     prompt_len: usize,
     response_len: usize,
     text: &str,
 ) -> Result<Vec<f32>, RlError> {
-    let lp = completion.pointer("/choices/0/logprobs").ok_or_else(|| {
-        RlError::Teacher("the answer has no logprobs (is echo supported?)".into())
-    })?;
+    let lp = completion
+        .choices
+        .first()
+        .and_then(|c| c.logprobs.as_ref())
+        .ok_or_else(|| {
+            RlError::Teacher("the answer has no logprobs (is echo supported?)".into())
+        })?;
     let values = lp
-        .get("token_logprobs")
-        .and_then(Value::as_array)
+        .token_logprobs
+        .as_deref()
         .ok_or_else(|| RlError::Teacher("the answer has no token_logprobs".into()))?;
     let n = prompt_len + response_len;
     if values.len() < n {
@@ -76,8 +76,8 @@ pub fn align(
             values.len()
         )));
     }
-    if let Some(tokens) = lp.get("tokens").and_then(Value::as_array) {
-        let echoed: String = tokens.iter().take(n).filter_map(Value::as_str).collect();
+    if let Some(tokens) = &lp.tokens {
+        let echoed: String = tokens.iter().take(n).map(String::as_str).collect();
         if echoed != text {
             return Err(RlError::Teacher(
                 "the teacher read the token ids as different text: its tokenizer differs \
@@ -88,16 +88,20 @@ pub fn align(
     }
     Ok(values[prompt_len..n]
         .iter()
-        .map(|v| v.as_f64().map_or(0.0, |x| x as f32))
+        .map(|v| v.map_or(0.0, |x| x as f32))
         .collect())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
-    fn answer(tokens: &[&str], lps: &[Option<f64>]) -> Value {
-        json!({"choices": [{"text": "", "logprobs": {"tokens": tokens, "token_logprobs": lps}}]})
+    fn answer(tokens: &[&str], lps: &[Option<f64>]) -> CompletionResponse {
+        serde_json::from_value(
+            json!({"choices": [{"text": "", "logprobs": {"tokens": tokens, "token_logprobs": lps}}]}),
+        )
+        .unwrap()
     }
 
     #[test]
@@ -120,7 +124,8 @@ mod tests {
         );
         let err = align(&other, 2, 2, "Hello world").unwrap_err().to_string();
         assert!(err.contains("different text"), "{err}");
-        let none = json!({"choices": [{"text": ""}]});
+        let none: CompletionResponse =
+            serde_json::from_value(json!({"choices": [{"text": ""}]})).unwrap();
         assert!(align(&none, 1, 1, "x").is_err());
     }
 }

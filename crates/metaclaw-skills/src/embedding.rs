@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use metaclaw_llm::{EmbeddingRequest, LlmClient, LlmError};
 use sha2::{Digest, Sha256};
 
 use crate::library::Library;
@@ -31,9 +31,7 @@ fn skill_text(name: &str, description: &str, body: &str) -> String {
 
 #[derive(Debug, Clone)]
 pub struct Embedder {
-    client: reqwest::Client,
-    url: String,
-    api_key: String,
+    client: LlmClient,
     model: String,
 }
 
@@ -44,15 +42,9 @@ impl Embedder {
         api_key: &str,
         model: &str,
         timeout: Duration,
-    ) -> Result<Embedder, String> {
-        let client = reqwest::Client::builder()
-            .timeout(timeout)
-            .build()
-            .map_err(|e| e.to_string())?;
+    ) -> Result<Embedder, LlmError> {
         Ok(Embedder {
-            client,
-            url: format!("{}/embeddings", api_base.trim_end_matches('/')),
-            api_key: api_key.to_owned(),
+            client: LlmClient::new(api_base, api_key, timeout)?,
             model: model.to_owned(),
         })
     }
@@ -61,57 +53,14 @@ impl Embedder {
         &self.model
     }
 
-    pub async fn embed(&self, inputs: &[String]) -> Result<Vec<Vec<f32>>, String> {
-        if inputs.is_empty() {
-            return Ok(Vec::new());
-        }
-        let mut req = self
-            .client
-            .post(&self.url)
-            .json(&json!({"model": self.model, "input": inputs}));
-        if !self.api_key.is_empty() {
-            req = req.bearer_auth(&self.api_key);
-        }
-        let resp = req
-            .send()
+    /// One vector per input, in input order.
+    pub async fn embed(&self, inputs: &[String]) -> Result<Vec<Vec<f32>>, LlmError> {
+        self.client
+            .embed(&EmbeddingRequest {
+                model: self.model.clone(),
+                input: inputs.to_vec(),
+            })
             .await
-            .map_err(|e| format!("embeddings request failed: {e}"))?;
-        let status = resp.status();
-        let body: Value = resp
-            .json()
-            .await
-            .map_err(|e| format!("embeddings response is not JSON: {e}"))?;
-        if !status.is_success() {
-            return Err(format!(
-                "embeddings endpoint returned HTTP {}: {body}",
-                status.as_u16()
-            ));
-        }
-        let data = body
-            .get("data")
-            .and_then(Value::as_array)
-            .ok_or("embeddings response has no `data`")?;
-        let mut out = vec![Vec::new(); inputs.len()];
-        for (i, item) in data.iter().enumerate() {
-            let index = item
-                .get("index")
-                .and_then(Value::as_u64)
-                .map_or(i, |x| x as usize);
-            let vector: Vec<f32> = item
-                .get("embedding")
-                .and_then(Value::as_array)
-                .ok_or("an embedding is not a list of numbers")?
-                .iter()
-                .map(|x| x.as_f64().unwrap_or(0.0) as f32)
-                .collect();
-            if let Some(slot) = out.get_mut(index) {
-                *slot = vector;
-            }
-        }
-        if out.iter().any(Vec::is_empty) {
-            return Err("the embeddings endpoint returned fewer vectors than inputs".into());
-        }
-        Ok(out)
     }
 
     /// A vector for every skill: cached ones as they are, the rest fetched in one batch.
@@ -119,7 +68,7 @@ impl Embedder {
         &self,
         lib: &Library,
         cache: &dyn EmbeddingCache,
-    ) -> Result<Vec<(usize, Vec<f32>)>, String> {
+    ) -> Result<Vec<(usize, Vec<f32>)>, LlmError> {
         let mut have = Vec::new();
         let mut missing: Vec<(usize, String, String)> = Vec::new();
         for (doc, s) in lib.skills().iter().enumerate() {
@@ -147,7 +96,7 @@ impl Embedder {
         lib: &Library,
         cache: &dyn EmbeddingCache,
         query: &str,
-    ) -> Result<Vec<(usize, f32)>, String> {
+    ) -> Result<Vec<(usize, f32)>, LlmError> {
         let skills = self.skill_vectors(lib, cache).await?;
         let q = self
             .embed(&[query.to_owned()])

@@ -2,9 +2,10 @@
 //! settings path (`crate::settings`), and test an endpoint.
 
 use std::collections::BTreeMap;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use metaclaw_config::{Config, Mode};
+use metaclaw_llm::{ErrorKind, LlmClient, Probe};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -174,29 +175,27 @@ impl Operation for TestConnection {
                 latency_ms: None,
             });
         }
-        let http = reqwest::Client::builder()
-            .timeout(std::time::Duration::from_secs(10))
-            .build()
-            .map_err(|e| ApiError::internal(e.to_string()))?;
-        let started = Instant::now();
-        let mut req = http.get(format!("{}/models", base.trim_end_matches('/')));
-        if !key.is_empty() {
-            req = req.bearer_auth(&key).header("x-api-key", &key);
-        }
-        let (ok, detail) = match req.send().await {
-            Ok(r) if r.status().is_success() => {
-                (true, format!("reachable (HTTP {})", r.status().as_u16()))
+        let client = match LlmClient::new(&base, &key, Duration::from_secs(10)) {
+            Ok(client) => client,
+            Err(e) => {
+                return Ok(ConnectionTest {
+                    ok: false,
+                    detail: e.to_string(),
+                    latency_ms: None,
+                });
             }
-            Ok(r) if matches!(r.status().as_u16(), 401 | 403) => (
+        };
+        let started = Instant::now();
+        let (ok, detail) = match client.probe().await {
+            Probe::Reachable { status } => (true, format!("reachable (HTTP {status})")),
+            Probe::KeyRefused { status } => (
                 false,
-                format!(
-                    "reachable, but HTTP {}: check the API key",
-                    r.status().as_u16()
-                ),
+                format!("reachable, but HTTP {status}: check the API key"),
             ),
-            Ok(r) => (true, format!("reachable (HTTP {})", r.status().as_u16())),
-            Err(e) if e.is_timeout() => (false, "timed out".to_owned()),
-            Err(e) => (false, format!("unreachable: {e}")),
+            Probe::Unreachable(e) if e.kind() == ErrorKind::Timeout => {
+                (false, "timed out".to_owned())
+            }
+            Probe::Unreachable(e) => (false, format!("unreachable: {e}")),
         };
         Ok(ConnectionTest {
             ok,
