@@ -482,7 +482,8 @@ async fn every_route_answers_and_no_secret_leaks() {
         )
         .await;
     assert_eq!(s, 200);
-    assert_eq!(llm["restart_required"], true);
+    // The proxy swaps its upstream client: no restart.
+    assert_eq!(llm["restart_required"], false, "{llm}");
     bodies.push_str(&llm.to_string());
     let (s, conn) = api
         .send(
@@ -622,6 +623,48 @@ async fn events_stream_delivers_turns_and_state_changes() {
     assert!(
         seen.contains("event: state") && seen.contains("event: turn"),
         "{seen}"
+    );
+    h.stop().await;
+}
+
+/// Settings → a new endpoint: the next request goes to the new upstream, with no restart.
+#[tokio::test]
+async fn an_endpoint_change_reaches_the_next_request_without_a_restart() {
+    let (h, token) = setup().await;
+    let api = Api { h: &h, token };
+    let second = metaclaw_tests::mock_upstream::MockUpstream::start()
+        .await
+        .unwrap();
+    let (s, body) = api
+        .send(
+            Method::PATCH,
+            "/api/config",
+            json!({"set": {"llm.api_base": second.openai_base(), "llm.api_key": "second-key"}}),
+        )
+        .await;
+    assert_eq!(s, 200, "{body}");
+    assert_eq!(body["restart_required"], false, "{body}");
+    // The change is applied by a task that follows the event bus: poll for it.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let r = h
+            .chat(&json!({"model": "m", "messages": [{"role": "user", "content": "which upstream?"}]}))
+            .await;
+        assert_eq!(r.status(), 200);
+        if !second.requests().is_empty() {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the new upstream never got a request"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let reached = &second.requests()[0];
+    assert_eq!(
+        reached.headers.get("authorization").map(String::as_str),
+        Some("Bearer second-key"),
+        "the new key goes with the new endpoint"
     );
     h.stop().await;
 }

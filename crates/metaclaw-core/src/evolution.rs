@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use arc_swap::ArcSwapOption;
+
 use metaclaw_config::Config;
 use metaclaw_domain::{Clock, Event, TurnType};
 use metaclaw_evolve::{Evolver, TurnView};
@@ -41,8 +43,10 @@ const MIN_TURNS_WITHOUT_SIGNALS: usize = 3;
 pub struct Evolution {
     store: Arc<Store>,
     skills: Arc<SkillService>,
-    evolver: Option<Evolver>,
-    auto_approve: bool,
+    /// Rebuilt when the settings change ([`Evolution::reconfigure`]); a run keeps the one it
+    /// started with.
+    evolver: ArcSwapOption<Evolver>,
+    auto_approve: std::sync::atomic::AtomicBool,
     events: broadcast::Sender<Event>,
     /// Sessions being distilled now, so triggers arriving together run once.
     running: Mutex<HashSet<String>>,
@@ -93,16 +97,25 @@ impl Evolution {
         Arc::new(Evolution {
             store,
             skills,
-            evolver: evolver_for(config),
-            auto_approve: config.skills.auto_approve,
+            evolver: ArcSwapOption::from(evolver_for(config).map(Arc::new)),
+            auto_approve: config.skills.auto_approve.into(),
             events,
             running: Mutex::default(),
             clock,
         })
     }
 
-    pub fn evolver_model(&self) -> Option<&str> {
-        self.evolver.as_ref().map(|e| e.model.as_str())
+    pub fn evolver_model(&self) -> Option<String> {
+        self.evolver.load().as_ref().map(|e| e.model.clone())
+    }
+
+    /// Use the evolver endpoint the new settings name (`rl.evolver_*`, else `llm.*`).
+    pub fn reconfigure(&self, config: &Config) {
+        self.evolver.store(evolver_for(config).map(Arc::new));
+        self.auto_approve.store(
+            config.skills.auto_approve,
+            std::sync::atomic::Ordering::Relaxed,
+        );
     }
 
     fn record_run(
@@ -120,7 +133,7 @@ impl Evolution {
             status,
             error: error.clone(),
             proposals: proposals as u64,
-            model: self.evolver_model().unwrap_or("").to_owned(),
+            model: self.evolver_model().unwrap_or_default(),
             started_at: started,
             finished_at: self.clock.now(),
         };
@@ -230,7 +243,7 @@ impl Evolution {
             ));
             return Ok(self.close(report, trigger, started));
         }
-        let Some(evolver) = &self.evolver else {
+        let Some(evolver) = self.evolver.load_full() else {
             report.status = EvolutionRunStatus::Failed;
             report.error = Some("no evolver endpoint: set llm.api_base and llm.model_id, or rl.evolver_api_base and rl.evolver_model".into());
             return Ok(self.close(report, trigger, started));
@@ -310,7 +323,7 @@ impl Evolution {
                 session_id: Some(session_id.to_owned()),
                 proposal_ids: report.proposals.clone(),
             });
-            if self.auto_approve {
+            if self.auto_approve.load(std::sync::atomic::Ordering::Relaxed) {
                 for id in &report.proposals {
                     if let Err(e) = self.approve(*id, None) {
                         tracing::warn!(proposal = id, "auto-approve failed: {e}");

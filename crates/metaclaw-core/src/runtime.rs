@@ -246,6 +246,12 @@ pub async fn start(opts: CoreOptions) -> Result<RunningCore, CoreError> {
         .build()
         .map_err(|e| CoreError::Http(e.to_string()))?;
     background.push(tokio::spawn(sweep_sessions(proxy.clone(), idle)));
+    background.push(tokio::spawn(apply_settings(
+        proxy.clone(),
+        evolution.clone(),
+        events.subscribe(),
+        live.clone(),
+    )));
 
     let scheduler_tasks = scheduler.spawn_background();
     background.push(tokio::spawn(crate::scheduling::follow_events(
@@ -426,6 +432,38 @@ async fn close_sessions_left_open(
             store
                 .recorder()
                 .session_ended(s.id, SessionEndReason::Shutdown, now);
+        }
+    }
+}
+
+/// Gives changed settings to the parts that keep a copy of them: the proxy swaps its upstream
+/// client (requests in flight finish on the old one), the evolver its endpoint. No restart.
+async fn apply_settings(
+    proxy: ProxyState,
+    evolution: Option<Arc<Evolution>>,
+    mut rx: broadcast::Receiver<Event>,
+    live: Arc<LiveConfig>,
+) {
+    loop {
+        match rx.recv().await {
+            // A lagged receiver may have missed a change: re-read all the same.
+            Ok(Event::ConfigChanged) | Err(broadcast::error::RecvError::Lagged(_)) => {
+                let config = live.get();
+                let settings = ProxySettings::from_config(&config);
+                if settings != proxy.settings() {
+                    match proxy.reconfigure(settings) {
+                        Ok(()) => {
+                            tracing::info!(upstream = %config.llm.api_base, "proxy settings applied")
+                        }
+                        Err(e) => tracing::warn!("proxy settings not applied: {e}"),
+                    }
+                }
+                if let Some(evolution) = &evolution {
+                    evolution.reconfigure(&config);
+                }
+            }
+            Ok(_) => {}
+            Err(broadcast::error::RecvError::Closed) => return,
         }
     }
 }

@@ -71,7 +71,8 @@ pub struct Applied {
     pub config_warnings: Vec<String>,
 }
 
-/// Keys the running core reads at the moment it uses them.
+/// Keys the running core reads at the moment it uses them, or applies on
+/// `Event::ConfigChanged` (the proxy swaps its upstream, the evolver its endpoint).
 const LIVE_KEYS: &[&str] = &[
     "mode",
     "rl.enabled",
@@ -79,7 +80,22 @@ const LIVE_KEYS: &[&str] = &[
     "learning_paused",
     "skills.auto_evolve",
     "skills.evolution_every_n_turns",
+    "skills.auto_approve",
+    "proxy.api_key",
+    "proxy.max_body_bytes",
+    "max_context_tokens",
+    "session.idle_timeout",
+    "rl.evolver_api_base",
+    "rl.evolver_api_key",
+    "rl.evolver_model",
 ];
+
+/// Whole sections that apply live.
+const LIVE_SECTIONS: &[&str] = &["llm."];
+
+fn is_live(key: &str) -> bool {
+    LIVE_KEYS.contains(&key) || LIVE_SECTIONS.iter().any(|s| key.starts_with(s))
+}
 
 /// Apply `changes` (dotted key, value) to the running core and config.yaml. Nothing changes
 /// when any value is invalid or RL would be switched on without what it needs.
@@ -110,7 +126,7 @@ pub fn apply(live: &LiveConfig, changes: Vec<(String, Value)>) -> Result<Applied
     let mut restart_keys: Vec<String> = changes
         .into_iter()
         .map(|(k, _)| k)
-        .filter(|k| !LIVE_KEYS.contains(&k.as_str()))
+        .filter(|k| !is_live(k))
         .collect();
     restart_keys.dedup();
     Ok(Applied {

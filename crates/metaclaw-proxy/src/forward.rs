@@ -41,7 +41,7 @@ async fn serve_turn(
     raw: Body,
     client: Dialect,
 ) -> Result<Response, ProxyError> {
-    let inner = &state.inner;
+    let inner = &state.inner();
     let started = Instant::now();
     let started_at = inner.clock.now();
     crate::auth::check(headers, &inner.settings.api_key)?;

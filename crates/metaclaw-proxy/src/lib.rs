@@ -63,11 +63,11 @@ async fn messages(State(state): State<ProxyState>, headers: HeaderMap, body: Bod
 }
 
 async fn models(State(state): State<ProxyState>, headers: HeaderMap) -> Response {
-    if let Err(e) = auth::check(&headers, &state.inner.settings.api_key) {
+    if let Err(e) = auth::check(&headers, &state.inner().settings.api_key) {
         return e.into_response_for(Dialect::OpenAi);
     }
     let body = json!({"object": "list", "data": [{
-        "id": state.inner.settings.served_model, "object": "model", "created": 0, "owned_by": "metaclaw"}]});
+        "id": state.inner().settings.served_model, "object": "model", "created": 0, "owned_by": "metaclaw"}]});
     error::json_response(StatusCode::OK, &body)
 }
 

@@ -5,6 +5,7 @@
 //! per client and model (a new session when the message count drops or after the idle timeout).
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -174,11 +175,16 @@ struct Open {
     turns: u64,
 }
 
+fn millis(d: Duration) -> i64 {
+    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
+}
+
 /// Open sessions, kept in memory; the store keeps the durable copy.
 pub struct SessionTracker {
     open: Mutex<Tracked>,
     clock: Arc<dyn Clock>,
-    idle_timeout: chrono::Duration,
+    /// Milliseconds of silence that end a session (`session.idle_timeout`; changeable live).
+    idle_timeout_ms: AtomicI64,
     events: broadcast::Sender<Event>,
 }
 
@@ -198,10 +204,18 @@ impl SessionTracker {
         Self {
             open: Mutex::new(Tracked::default()),
             clock,
-            idle_timeout: chrono::Duration::from_std(idle_timeout)
-                .unwrap_or_else(|_| chrono::Duration::seconds(300)),
+            idle_timeout_ms: AtomicI64::new(millis(idle_timeout)),
             events,
         }
+    }
+
+    pub fn set_idle_timeout(&self, idle_timeout: Duration) {
+        self.idle_timeout_ms
+            .store(millis(idle_timeout), Ordering::Relaxed);
+    }
+
+    fn idle_timeout(&self) -> chrono::Duration {
+        chrono::Duration::milliseconds(self.idle_timeout_ms.load(Ordering::Relaxed))
     }
 
     pub fn assign(&self, hints: &SessionHints) -> Assigned {
@@ -219,7 +233,7 @@ impl SessionTracker {
                     match reuse {
                         Some((id, s))
                             if hints.message_count >= s.message_count
-                                && now - s.last_seen <= self.idle_timeout =>
+                                && now - s.last_seen <= self.idle_timeout() =>
                         {
                             (id.clone(), SessionSource::Heuristic)
                         }
@@ -245,7 +259,7 @@ impl SessionTracker {
             // An explicit session that sat idle past the timeout was already closed (or is
             // about to be by the sweeper); this request reopens it.
             if let Some(s) = t.sessions.get(&id)
-                && now - s.last_seen > self.idle_timeout
+                && now - s.last_seen > self.idle_timeout()
                 && let Some(s) = t.sessions.remove(&id)
             {
                 ended.push((id.clone(), SessionEndReason::IdleTimeout, s.turns));
@@ -298,7 +312,7 @@ impl SessionTracker {
             let ids: Vec<String> = t
                 .sessions
                 .iter()
-                .filter(|(_, s)| now - s.last_seen > self.idle_timeout)
+                .filter(|(_, s)| now - s.last_seen > self.idle_timeout())
                 .map(|(id, _)| id.clone())
                 .collect();
             let out = ids

@@ -3,7 +3,7 @@ use std::time::Duration;
 use metaclaw_domain::Dialect;
 
 /// Everything the request path needs from the configuration, resolved once at start-up.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ProxySettings {
     /// `proxy.api_key`; empty disables the check.
     pub api_key: String,
@@ -18,7 +18,7 @@ pub struct ProxySettings {
     pub session_idle_timeout: Duration,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct UpstreamSettings {
     /// The API the upstream speaks: Anthropic only for `llm.provider: anthropic`.
     pub dialect: Dialect,

@@ -1,6 +1,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use arc_swap::ArcSwap;
 use metaclaw_domain::{Clock, Event};
 use tokio::sync::broadcast;
 
@@ -10,16 +11,19 @@ use crate::session::SessionTracker;
 use crate::settings::ProxySettings;
 use crate::truncate::{EstimateCounter, TokenCounter};
 
-/// Everything the `/v1` handlers share. Cheap to clone.
+/// Everything the `/v1` handlers share. Cheap to clone. A change of settings swaps the whole
+/// `Inner` (settings and the upstream client built for them): a request takes one snapshot when
+/// it starts, so requests in flight finish on the upstream they started with.
 #[derive(Clone)]
 pub struct ProxyState {
-    pub(crate) inner: Arc<Inner>,
+    current: Arc<ArcSwap<Inner>>,
 }
 
 pub(crate) struct Inner {
     pub settings: ProxySettings,
     pub client: reqwest::Client,
-    pub sessions: SessionTracker,
+    /// Shared by every snapshot: open sessions outlive a settings change.
+    pub sessions: Arc<SessionTracker>,
     pub hooks: Hooks,
     pub counter: Arc<dyn TokenCounter>,
     pub clock: Arc<dyn Clock>,
@@ -53,13 +57,49 @@ impl ProxyState {
         }
     }
 
-    pub fn sessions(&self) -> &SessionTracker {
-        &self.inner.sessions
+    /// The snapshot a request works with from start to end.
+    pub(crate) fn inner(&self) -> Arc<Inner> {
+        self.current.load_full()
     }
 
-    pub fn settings(&self) -> &ProxySettings {
-        &self.inner.settings
+    pub fn sessions(&self) -> Arc<SessionTracker> {
+        self.inner().sessions.clone()
     }
+
+    pub fn settings(&self) -> ProxySettings {
+        self.inner().settings.clone()
+    }
+
+    /// Serve new requests with `settings` (a new upstream, key, timeout, limits); requests
+    /// already started finish with the settings they started with.
+    pub fn reconfigure(&self, settings: ProxySettings) -> Result<(), reqwest::Error> {
+        let client = upstream_client(&settings)?;
+        let old = self.inner();
+        old.sessions.set_idle_timeout(settings.session_idle_timeout);
+        self.current.store(Arc::new(Inner {
+            settings,
+            client,
+            sessions: old.sessions.clone(),
+            hooks: old.hooks.clone(),
+            counter: old.counter.clone(),
+            clock: old.clock.clone(),
+            events: old.events.clone(),
+            local: old.local.clone(),
+        }));
+        Ok(())
+    }
+}
+
+fn upstream_client(settings: &ProxySettings) -> Result<reqwest::Client, reqwest::Error> {
+    reqwest::Client::builder()
+        .connect_timeout(Duration::from_secs(10))
+        // Applies to each read, so a stream that goes silent is cut off too.
+        .read_timeout(settings.upstream.timeout)
+        .pool_idle_timeout(Duration::from_secs(90))
+        .pool_max_idle_per_host(256)
+        .tcp_nodelay(true)
+        .user_agent(concat!("metaclaw/", env!("CARGO_PKG_VERSION")))
+        .build()
 }
 
 impl ProxyStateBuilder {
@@ -80,22 +120,14 @@ impl ProxyStateBuilder {
     }
 
     pub fn build(self) -> Result<ProxyState, reqwest::Error> {
-        let client = reqwest::Client::builder()
-            .connect_timeout(Duration::from_secs(10))
-            // Applies to each read, so a stream that goes silent is cut off too.
-            .read_timeout(self.settings.upstream.timeout)
-            .pool_idle_timeout(Duration::from_secs(90))
-            .pool_max_idle_per_host(256)
-            .tcp_nodelay(true)
-            .user_agent(concat!("metaclaw/", env!("CARGO_PKG_VERSION")))
-            .build()?;
-        let sessions = SessionTracker::new(
+        let client = upstream_client(&self.settings)?;
+        let sessions = Arc::new(SessionTracker::new(
             self.clock.clone(),
             self.settings.session_idle_timeout,
             self.events.clone(),
-        );
+        ));
         Ok(ProxyState {
-            inner: Arc::new(Inner {
+            current: Arc::new(ArcSwap::from_pointee(Inner {
                 settings: self.settings,
                 client,
                 sessions,
@@ -104,7 +136,7 @@ impl ProxyStateBuilder {
                 clock: self.clock,
                 events: self.events,
                 local: self.local,
-            }),
+            })),
         })
     }
 }
