@@ -146,9 +146,9 @@ pub fn start_detached(home: &Home, args: &StartArgs) -> Result<()> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    let client = reqwest::Client::builder()
-        .timeout(Duration::from_millis(500))
-        .build()?;
+    let client = metaclaw_llm::http_client(&metaclaw_llm::HttpOptions::loopback(
+        Duration::from_millis(500),
+    ))?;
     loop {
         if let Some(status) = child.try_wait()? {
             bail!(

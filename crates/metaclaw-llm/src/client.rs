@@ -107,8 +107,7 @@ impl LlmClient {
                 )));
             }
         }
-        let http = reqwest::Client::builder()
-            .build()
+        let http = crate::http_client(&crate::HttpOptions::default())
             .map_err(|e| LlmError::Config(key.redact(&e.to_string())))?;
         Ok(LlmClient {
             http,
@@ -257,7 +256,8 @@ impl LlmClient {
         let exchange = async {
             let response = request.send().await?;
             let status = response.status();
-            let retry_after = parse_retry_after(response.headers());
+            let now = metaclaw_domain::Clock::now(&metaclaw_domain::SystemClock).into();
+            let retry_after = parse_retry_after(response.headers(), now);
             let body = response.bytes().await?;
             Ok::<_, reqwest::Error>((status, retry_after, body))
         };

@@ -4,18 +4,19 @@
 //! embeddings and the model list; one retry and timeout policy ([`RetryPolicy`]); errors
 //! with stable kinds ([`ErrorKind`]) that never contain the API key.
 //!
-//! This crate is the only place that builds a `reqwest::Client` for LLM calls. Others keep
-//! their own on purpose: the proxy (`metaclaw-proxy`) relays the user's requests and their
-//! streams byte for byte and must not decode or retry them; `tinker-client` speaks the
-//! Tinker training API with its own retry and idempotency rules; the tokenizer download
-//! (`metaclaw-render`'s hub) and calendar fetching (`metaclaw-scheduler`) are not LLM calls;
-//! the CLI's client of a running core and its `/healthz` wait talk to MetaClaw itself.
+//! This crate is the only place that builds a `reqwest::Client` (see [`http_client`]), for LLM
+//! calls and for the plain fetches that are not (tokenizer downloads, calendar URLs, the CLI
+//! talking to a running core), except two that keep their own on purpose: the proxy
+//! (`metaclaw-proxy`) relays the user's requests and their streams byte for byte and must not
+//! decode or retry them; `tinker-client` speaks the Tinker training API with its own retry and
+//! idempotency rules and is reusable outside MetaClaw. A tidy test holds this rule.
 
 mod chat;
 mod client;
 mod completion;
 mod embedding;
 mod error;
+mod http;
 mod models;
 mod retry;
 
@@ -27,5 +28,6 @@ pub use client::{LlmClient, Probe};
 pub use completion::{CompletionChoice, CompletionRequest, CompletionResponse, Logprobs, Prompt};
 pub use embedding::EmbeddingRequest;
 pub use error::{ErrorKind, LlmError};
+pub use http::{HttpOptions, http_client};
 pub use models::{Model, ModelList};
 pub use retry::RetryPolicy;

@@ -68,8 +68,12 @@ impl RetryPolicy {
     }
 }
 
-/// A `retry-after` header: delay seconds or an HTTP date; also OpenAI's `retry-after-ms`.
-pub(crate) fn parse_retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
+/// A `retry-after` header: delay seconds or an HTTP date (counted from `now`); also OpenAI's
+/// `retry-after-ms`.
+pub(crate) fn parse_retry_after(
+    headers: &reqwest::header::HeaderMap,
+    now: std::time::SystemTime,
+) -> Option<Duration> {
     let text = |name: &str| {
         headers
             .get(name)
@@ -87,10 +91,7 @@ pub(crate) fn parse_retry_after(headers: &reqwest::header::HeaderMap) -> Option<
         return (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs));
     }
     let at = httpdate::parse_http_date(value).ok()?;
-    Some(
-        at.duration_since(std::time::SystemTime::now())
-            .unwrap_or(Duration::ZERO),
-    )
+    Some(at.duration_since(now).unwrap_or(Duration::ZERO))
 }
 
 #[cfg(test)]
@@ -108,28 +109,37 @@ mod tests {
 
     #[test]
     fn retry_after_forms() {
+        let now = std::time::UNIX_EPOCH + Duration::from_secs(1_800_000_000);
         assert_eq!(
-            parse_retry_after(&headers(&[("retry-after", "3")])),
+            parse_retry_after(&headers(&[("retry-after", "3")]), now),
             Some(Duration::from_secs(3))
         );
         assert_eq!(
-            parse_retry_after(&headers(&[
-                ("retry-after", "3"),
-                ("retry-after-ms", "1500")
-            ])),
+            parse_retry_after(
+                &headers(&[("retry-after", "3"), ("retry-after-ms", "1500")]),
+                now
+            ),
             Some(Duration::from_millis(1500))
         );
         let past = httpdate::fmt_http_date(std::time::UNIX_EPOCH);
+        let later = httpdate::fmt_http_date(now + Duration::from_secs(90));
         assert_eq!(
-            parse_retry_after(&headers(&[("retry-after", &past)])),
+            parse_retry_after(&headers(&[("retry-after", &later)]), now),
+            Some(Duration::from_secs(90))
+        );
+        assert_eq!(
+            parse_retry_after(&headers(&[("retry-after", &past)]), now),
             Some(Duration::ZERO)
         );
         assert_eq!(
-            parse_retry_after(&headers(&[("retry-after", "soon")])),
+            parse_retry_after(&headers(&[("retry-after", "soon")]), now),
             None
         );
-        assert_eq!(parse_retry_after(&headers(&[("retry-after", "-1")])), None);
-        assert_eq!(parse_retry_after(&HeaderMap::new()), None);
+        assert_eq!(
+            parse_retry_after(&headers(&[("retry-after", "-1")]), now),
+            None
+        );
+        assert_eq!(parse_retry_after(&HeaderMap::new(), now), None);
     }
 
     #[test]

@@ -174,11 +174,10 @@ async fn fetch_files(
             );
             // A stalled hub must not hang startup forever; files are at most tens of MB.
             let client = client.get_or_insert_with(|| {
-                reqwest::Client::builder()
-                    .connect_timeout(std::time::Duration::from_secs(30))
-                    .timeout(std::time::Duration::from_secs(600))
-                    .build()
-                    .unwrap_or_default()
+                metaclaw_llm::http_client(&metaclaw_llm::HttpOptions::with_timeout(
+                    std::time::Duration::from_secs(600),
+                ))
+                .unwrap_or_default()
             });
             download(client, &url, hub.token.as_deref(), &path).await?;
         }

@@ -54,11 +54,10 @@ impl Default for HttpFetcher {
 
 impl HttpFetcher {
     pub fn new() -> Self {
-        let client = reqwest::Client::builder()
-            .timeout(std::time::Duration::from_secs(30))
-            .user_agent(concat!("metaclaw-scheduler/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .map_err(|e| format!("HTTP client: {e}"));
+        let client = metaclaw_llm::http_client(&metaclaw_llm::HttpOptions::with_timeout(
+            std::time::Duration::from_secs(30),
+        ))
+        .map_err(|e| format!("HTTP client: {e}"));
         Self { client }
     }
 

@@ -19,11 +19,7 @@ impl ApiClient {
         token: impl Into<String>,
         timeout: Duration,
     ) -> Result<ApiClient, ApiError> {
-        let http = reqwest::Client::builder()
-            .timeout(timeout)
-            // Loopback only: an HTTP proxy from the environment must never see the token.
-            .no_proxy()
-            .build()
+        let http = metaclaw_llm::http_client(&metaclaw_llm::HttpOptions::loopback(timeout))
             .map_err(|e| ApiError::internal(format!("could not build the HTTP client: {e}")))?;
         Ok(ApiClient {
             base: base.into().trim_end_matches('/').to_owned(),
