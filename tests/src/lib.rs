@@ -4,3 +4,4 @@
 pub mod bench;
 pub mod eval;
 pub mod mock_upstream;
+pub mod wait;

@@ -2,6 +2,8 @@
 
 mod support;
 
+use metaclaw_tests::wait::wait_for;
+
 use std::time::Duration;
 
 use metaclaw_core::EvolutionTrigger;
@@ -54,16 +56,6 @@ fn system_sent(h: &Harness) -> String {
         .to_owned()
 }
 
-async fn wait_for<T>(mut f: impl FnMut() -> Option<T>) -> T {
-    for _ in 0..200 {
-        if let Some(v) = f() {
-            return v;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-    panic!("condition not reached");
-}
-
 #[tokio::test]
 async fn correction_to_proposal_to_approval_to_rollback() {
     let h = Harness::start().await;
@@ -95,7 +87,7 @@ async fn correction_to_proposal_to_approval_to_rollback() {
         .unwrap();
 
     // The session end triggers the evolver in the background; a pending proposal appears.
-    let proposal = wait_for(|| {
+    let proposal = wait_for("a proposal distilled from the correction", || {
         evo.proposals(Some(ProposalStatus::Pending))
             .unwrap()
             .into_iter()
@@ -400,7 +392,7 @@ async fn feedback_is_a_signal_and_every_n_turns_triggers() {
     assert!(evo.feedback("no-such-turn", 1, None).is_err());
     assert!(evo.feedback(&turn, 5, None).is_err());
     // Two main turns: the every-N trigger ran (it may have run before the feedback landed).
-    let runs = wait_for(|| {
+    let runs = wait_for("the every-N-turns evolution run", || {
         let runs = h.core().store().evolution_runs(10).unwrap();
         (!runs.is_empty()).then_some(runs)
     })
@@ -442,10 +434,15 @@ async fn sessions_left_open_by_a_previous_run_are_closed_at_start() {
         .send()
         .await
         .unwrap();
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    // The turn is committed (and its session row exists) before the core stops.
+    wait_for("the turn to be recorded", || {
+        first.store().flush().unwrap();
+        (first.store().turn_count().unwrap() >= 1).then_some(())
+    })
+    .await;
     first.shutdown().await.unwrap();
     let second = start(config).await.unwrap();
-    let ended = wait_for(|| {
+    let ended = wait_for("the session left open to be closed at start-up", || {
         second.store().flush().unwrap();
         second
             .store()

@@ -5,6 +5,8 @@
 
 mod support;
 
+use metaclaw_tests::wait::wait_for;
+
 use std::time::Duration;
 
 use metaclaw_config::Mode;
@@ -52,16 +54,6 @@ fn judge(contains: &str, score: i8) -> Behaviour {
         path: None,
         then: Box::new(Behaviour::reply(format!("Reasoning.\nScore: {score}"))),
     }
-}
-
-async fn wait_for<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
-    for _ in 0..400 {
-        if let Some(v) = f() {
-            return v;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-    panic!("timed out waiting for {what}");
 }
 
 async fn api(h: &Harness, method: reqwest::Method, path: &str) -> (u16, Value) {
@@ -421,12 +413,14 @@ async fn without_a_judge_only_rated_turns_train_and_feedback_overrides() {
     )
     .await;
     let store = h.core().store();
-    let turns = h.all_turns();
     wait_for("two samples", || {
         store.flush().unwrap();
         (store.sample_counts().unwrap()["pending"] == 2).then_some(())
     })
     .await;
+    // Both turns are recorded before their samples (one writer, in order).
+    h.wait_turns(2).await;
+    let turns = h.all_turns();
     // Unrated turns never train.
     let (_, outcome) = api(&h, reqwest::Method::POST, "/api/training/step").await;
     assert_eq!(outcome["status"], "skipped", "{outcome}");

@@ -18,13 +18,7 @@ fn metaclaw(home: &Path) -> Command {
     cmd
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
+use metaclaw_tests::wait::free_port;
 
 #[test]
 fn version_prints_the_crate_version() {
@@ -206,15 +200,18 @@ fn start_status_stop_lifecycle() {
             .status()
     });
     assert_eq!(resp, 200);
-    std::thread::sleep(Duration::from_millis(300));
-    let out = metaclaw(home.path())
-        .args(["status", "--json"])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let status: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    // The turn is recorded off the request path: wait until status counts it.
+    let status = metaclaw_tests::wait::wait_for_blocking("status to count the turn", || {
+        let out = metaclaw(home.path())
+            .args(["status", "--json"])
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        let status: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        (status["turns_today"] == 1).then_some(status)
+    });
     assert_eq!(status["running"], true);
     assert_eq!(status["healthy"], true);
     assert_eq!(status["mode"], "skills_only");

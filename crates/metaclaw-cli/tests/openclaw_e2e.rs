@@ -63,13 +63,7 @@ impl Drop for Daemon<'_> {
     }
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
+use metaclaw_tests::wait::free_port;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn openclaw_two_turns_through_the_proxy_then_unwire() {
@@ -221,21 +215,21 @@ async fn openclaw_two_turns_through_the_proxy_then_unwire() {
     }
     assert_eq!(session_ids[0], session_ids[1], "one OpenClaw session");
 
-    // Both turns are recorded in one session, keyed by OpenClaw's session id.
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    // Both turns are recorded in one session, keyed by OpenClaw's session id (recording
+    // happens off the request path, so wait for it).
     let store = metaclaw_store::Store::open_read_only(mc_home.join("metaclaw.db")).unwrap();
-    let turns = store.turns_in_session(&session_ids[0]).unwrap();
-    let user_turns: Vec<_> = turns
-        .iter()
-        .filter(|t| {
-            t.request.to_string().contains("pytest") || t.request.to_string().contains("parallel")
-        })
-        .collect();
-    assert!(
-        user_turns.len() >= 2,
-        "expected both turns in session {}: {turns:?}",
-        session_ids[0]
-    );
+    metaclaw_tests::wait::wait_for("both turns in OpenClaw's session", || {
+        let turns = store.turns_in_session(&session_ids[0]).unwrap();
+        let user_turns = turns
+            .iter()
+            .filter(|t| {
+                t.request.to_string().contains("pytest")
+                    || t.request.to_string().contains("parallel")
+            })
+            .count();
+        (user_turns >= 2).then_some(())
+    })
+    .await;
     assert_eq!(
         store.session(&session_ids[0]).unwrap().unwrap().source,
         metaclaw_domain::SessionSource::PromptCacheKey

@@ -129,3 +129,35 @@ pub struct TurnRecord {
     #[serde(default)]
     pub skill_generation: Option<u64>,
 }
+
+impl TurnRecord {
+    /// A successful, non-streamed OpenAI main turn whose only message is the user's `text`,
+    /// with no response: the base that tests, seeds and generators override with `..`.
+    pub fn minimal(
+        session_id: &str,
+        turn_id: &str,
+        text: &str,
+        started_at: DateTime<Utc>,
+    ) -> TurnRecord {
+        TurnRecord {
+            turn_id: turn_id.to_owned(),
+            session_id: session_id.to_owned(),
+            session_source: SessionSource::Header,
+            turn_type: TurnType::Main,
+            api: Dialect::OpenAi,
+            stream: false,
+            model: Some("m".to_owned()),
+            request: serde_json::json!({"messages": [{"role": "user", "content": text}]}),
+            response: None,
+            status: TurnStatus::Ok,
+            http_status: 200,
+            error: None,
+            usage: Usage::default(),
+            started_at,
+            latency_ms: 1.0,
+            ttfb_ms: None,
+            injected: Value::Array(Vec::new()),
+            skill_generation: None,
+        }
+    }
+}

@@ -6,9 +6,8 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use chrono::Utc;
 use metaclaw_config::LossFn;
-use metaclaw_domain::{Dialect, SessionSource, TurnRecord, TurnStatus, TurnType, Usage};
+use metaclaw_domain::{Clock, SystemClock, TurnRecord};
 use metaclaw_render::{Renderer, RendererKind, test_tokenizer};
 use metaclaw_rl::StepOutcome;
 use metaclaw_rl::policy::{Policy, SamplingDefaults};
@@ -91,24 +90,8 @@ async fn trainer(s: &Setup, settings: TrainerSettings) -> Arc<Trainer> {
 
 fn turn(id: &str) -> TurnRecord {
     TurnRecord {
-        turn_id: id.to_owned(),
-        session_id: "s".to_owned(),
-        session_source: SessionSource::Header,
-        turn_type: TurnType::Main,
-        api: Dialect::OpenAi,
-        stream: false,
-        model: Some("m".to_owned()),
-        request: json!({"messages": [{"role": "user", "content": id}]}),
-        response: None,
-        status: TurnStatus::Ok,
-        http_status: 200,
-        error: None,
-        usage: Usage::default(),
-        started_at: Utc::now(),
-        latency_ms: 1.0,
-        ttfb_ms: None,
-        injected: json!([]),
         skill_generation: Some(0),
+        ..TurnRecord::minimal("s", id, id, SystemClock.now())
     }
 }
 
@@ -122,7 +105,7 @@ fn group(store: &Store, id: &str, rewards: &[Option<f64>], teacher: bool) {
                 turn_id: id.into(),
                 idx: i as u32,
                 session_id: "s".into(),
-                created_at: Utc::now(),
+                created_at: SystemClock.now(),
                 skill_generation: 0,
                 sampler: "fake".into(),
                 renderer: "qwen3_instruct".into(),

@@ -58,27 +58,18 @@ fn anthropic_request(system: &str, user: &str) -> Value {
 
 fn turn(session: &str, id: &str, started_at: DateTime<Utc>, request: Value) -> TurnRecord {
     TurnRecord {
-        turn_id: id.to_owned(),
-        session_id: session.to_owned(),
-        session_source: SessionSource::Header,
-        turn_type: TurnType::Main,
-        api: Dialect::OpenAi,
         stream: true,
         model: Some("gpt-4o".to_owned()),
         request,
         response: Some(json!({"choices": [{"message": {"role": "assistant", "content": "ok"}}]})),
-        status: TurnStatus::Ok,
-        http_status: 200,
-        error: None,
         usage: Usage {
             input_tokens: Some(120),
             output_tokens: Some(7),
         },
-        started_at,
         latency_ms: 812.5,
         ttfb_ms: Some(95.25),
         injected: json!({"skills": [{"id": "s1", "version": 3}]}),
-        skill_generation: None,
+        ..TurnRecord::minimal(session, id, id, started_at)
     }
 }
 

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, NaiveDate, TimeZone, Utc};
-use metaclaw_domain::{Dialect, SessionSource, TurnRecord, TurnStatus, TurnType, Usage};
+use metaclaw_domain::TurnRecord;
 use metaclaw_store::{
     Checkpoint, CheckpointKind, MAX_DAYS, NewSample, PrmVote, PruneReport, RewardSource,
     SCHEMA_VERSION, SampleState, Store, StoreError, TrainingStatus, TrainingStep,
@@ -43,26 +43,7 @@ fn count(path: &Path, sql: &str) -> i64 {
 }
 
 fn turn(id: &str, started_at: DateTime<Utc>) -> TurnRecord {
-    TurnRecord {
-        turn_id: id.to_owned(),
-        session_id: "s".to_owned(),
-        session_source: SessionSource::Header,
-        turn_type: TurnType::Main,
-        api: Dialect::OpenAi,
-        stream: false,
-        model: Some("m".to_owned()),
-        request: json!({"messages": [{"role": "user", "content": id}]}),
-        response: None,
-        status: TurnStatus::Ok,
-        http_status: 200,
-        error: None,
-        usage: Usage::default(),
-        started_at,
-        latency_ms: 1.0,
-        ttfb_ms: None,
-        injected: json!([]),
-        skill_generation: None,
-    }
+    TurnRecord::minimal("s", id, id, started_at)
 }
 
 fn record_turns(store: &Store, turns: &[(&str, DateTime<Utc>)]) {
