@@ -1,6 +1,7 @@
 //! Assembling the response a client received into one JSON value for the turn log.
 //! Runs off the request path, after the response has ended.
 
+use std::collections::BTreeMap;
 use std::convert::Infallible;
 
 use bytes::Bytes;
@@ -70,7 +71,9 @@ fn assemble_openai(events: &[(String, String)]) -> Assembled {
     let mut model = Value::Null;
     let mut content = String::new();
     let mut reasoning = String::new();
-    let mut calls: Vec<Map<String, Value>> = Vec::new();
+    // Keyed by the upstream's tool-call index: a sparse map, so a hostile index such as
+    // 4000000000 costs one entry instead of billions of empty calls.
+    let mut calls: BTreeMap<u64, Map<String, Value>> = BTreeMap::new();
     let mut finish = Value::Null;
     let mut usage_value = Value::Null;
     let mut stream_error = None;
@@ -117,11 +120,8 @@ fn assemble_openai(events: &[(String, String)]) -> Assembled {
             .into_iter()
             .flatten()
         {
-            let index = c.get("index").and_then(Value::as_u64).unwrap_or(0) as usize;
-            while calls.len() <= index {
-                calls.push(Map::new());
-            }
-            let call = &mut calls[index];
+            let index = c.get("index").and_then(Value::as_u64).unwrap_or(0);
+            let call = calls.entry(index).or_default();
             for key in ["id", "type"] {
                 if let Some(v) = c.get(key).filter(|v| !v.is_null()) {
                     call.insert(key.into(), v.clone());
@@ -156,7 +156,7 @@ fn assemble_openai(events: &[(String, String)]) -> Assembled {
     if !calls.is_empty() {
         message.insert(
             "tool_calls".into(),
-            Value::Array(calls.into_iter().map(Value::Object).collect()),
+            Value::Array(calls.into_values().map(Value::Object).collect()),
         );
     }
     let response = json!({
@@ -183,9 +183,13 @@ fn assemble_anthropic(events: &[(String, String)]) -> Assembled {
             continue;
         };
         match ev.get("type").and_then(Value::as_str) {
-            Some("message_start") => message = ev.get("message").cloned(),
+            // Only objects are kept: indexing a number or string by key would panic.
+            Some("message_start") => {
+                message = ev.get("message").filter(|m| m.is_object()).cloned();
+            }
             Some("content_block_start") => {
-                blocks.push(ev.get("content_block").cloned().unwrap_or(Value::Null));
+                let block = ev.get("content_block").filter(|b| b.is_object());
+                blocks.push(block.cloned().unwrap_or(Value::Null));
                 partial_json.push(String::new());
             }
             Some("content_block_delta") => {
@@ -212,8 +216,12 @@ fn assemble_anthropic(events: &[(String, String)]) -> Assembled {
                         }
                     }
                     if let Some(u) = ev.get("usage").and_then(Value::as_object) {
+                        let usage = &mut m["usage"];
+                        if !usage.is_object() {
+                            *usage = json!({});
+                        }
                         for (k, v) in u {
-                            m["usage"][k] = v.clone();
+                            usage[k] = v.clone();
                         }
                     }
                 }
@@ -361,5 +369,57 @@ mod tests {
         let body = json!({"choices": [], "usage": {"prompt_tokens": 1, "completion_tokens": 2}});
         let a = assemble(Dialect::OpenAi, false, Bytes::from(body.to_string())).await;
         assert_eq!(a.usage.output_tokens, Some(2));
+    }
+
+    // Found probing the sse_capture fuzz target: events whose `message`, `content_block` or
+    // `usage` is not an object made `Value` indexing panic.
+    #[tokio::test]
+    async fn anthropic_events_of_the_wrong_shape_are_ignored() {
+        let bytes = sse(&[
+            ("", json!({"type": "message_start", "message": 5})),
+            ("", json!({"type": "message_delta", "delta": {"a": 1}})),
+            (
+                "",
+                json!({"type": "message_start", "message": {"id": "m", "usage": 3}}),
+            ),
+            (
+                "",
+                json!({"type": "content_block_start", "index": 0, "content_block": "x"}),
+            ),
+            (
+                "",
+                json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "hi"}}),
+            ),
+            (
+                "",
+                json!({"type": "message_delta", "usage": {"output_tokens": 2}}),
+            ),
+        ]);
+        let a = assemble(Dialect::Anthropic, true, bytes).await;
+        let r = a.response.unwrap();
+        assert_eq!(r["content"][0]["text"], "hi");
+        assert_eq!(r["usage"]["output_tokens"], 2);
+        assert_eq!(a.usage.output_tokens, Some(2));
+    }
+
+    // Found probing the sse_capture fuzz target: a tool-call index of 4000000000 allocated
+    // that many empty calls.
+    #[tokio::test]
+    async fn a_huge_tool_call_index_is_one_call() {
+        let bytes = sse(&[
+            (
+                "",
+                json!({"choices": [{"delta": {"tool_calls": [{"index": 4_000_000_000u64, "id": "b"}]}}]}),
+            ),
+            (
+                "",
+                json!({"choices": [{"delta": {"tool_calls": [{"index": 0, "id": "a"}]}}]}),
+            ),
+        ]);
+        let a = assemble(Dialect::OpenAi, true, bytes).await;
+        let calls = &a.response.unwrap()["choices"][0]["message"]["tool_calls"];
+        assert_eq!(calls.as_array().map(Vec::len), Some(2));
+        assert_eq!(calls[0]["id"], "a");
+        assert_eq!(calls[1]["id"], "b");
     }
 }

@@ -12,7 +12,7 @@ use futures_util::StreamExt;
 use metaclaw_domain::Dialect;
 use serde_json::{Value, json};
 
-use crate::anthropic::stream::{AnthropicEncoder, write_event};
+use crate::anthropic::stream::{AnthropicEncoder, Relayed, write_event};
 use crate::anthropic::translate;
 use crate::body;
 use crate::error::{ProxyError, anthropic_error_type, upstream_message};
@@ -417,20 +417,16 @@ fn translated(
                 let mut out = BytesMut::new();
                 let mut finished = false;
                 match events.next().await {
-                    Some(Ok(ev)) if ev.data.trim() == "[DONE]" => {
-                        enc.finish(&mut out);
-                        guard.complete();
-                        finished = true;
-                    }
-                    Some(Ok(ev)) => match serde_json::from_str::<Value>(&ev.data) {
-                        Ok(chunk) if chunk.get("error").is_some() => {
-                            let message = upstream_message(&chunk);
-                            enc.fail("api_error", &message, &mut out);
+                    Some(Ok(ev)) => match enc.event(&ev.data, &mut out) {
+                        Relayed::More => {}
+                        Relayed::Done => {
+                            guard.complete();
+                            finished = true;
+                        }
+                        Relayed::Broken(message) => {
                             guard.broken(message);
                             finished = true;
                         }
-                        Ok(chunk) => enc.chunk(&chunk, &mut out),
-                        Err(_) => continue,
                     },
                     Some(Err(e)) => {
                         let message = format!("the upstream stream broke off: {e}");

@@ -17,6 +17,7 @@ mod settings;
 mod state;
 mod truncate;
 mod turn;
+mod upstream_exercise;
 
 use axum::Router;
 use axum::body::Body;
@@ -39,6 +40,8 @@ pub use session::{Assigned, SessionHints, SessionTracker};
 pub use settings::{ProxySettings, UpstreamSettings};
 pub use state::{ProxyState, ProxyStateBuilder};
 pub use truncate::{EstimateCounter, TokenCounter, truncate};
+#[doc(hidden)]
+pub use upstream_exercise::{UpstreamExercise, exercise_upstream};
 
 /// Routes under `/v1`. Mount at the root of the daemon's router.
 pub fn router(state: ProxyState) -> Router {

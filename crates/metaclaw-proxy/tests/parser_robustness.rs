@@ -28,3 +28,26 @@ fn hostile_bodies_never_panic() {
     let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
     exercise_request_parser(deep.as_bytes());
 }
+
+/// The sse_capture target's body over hostile upstream answers, split at awkward places.
+#[test]
+fn hostile_upstream_streams_never_panic() {
+    let cases: &[&[u8]] = &[
+        b"",
+        b"\xff\xfe",
+        b"data: {\"type\": \"message_start\", \"message\": 5}\n\ndata: {\"type\": \"message_delta\", \"delta\": {\"a\": 1}}\n\n",
+        b"data: {\"choices\": [{\"delta\": {\"tool_calls\": [{\"index\": 4000000000}]}}]}\n\n",
+        b"data: {\"choices\": [{\"delta\": {\"content\": \"\xc3\xa9\"}}]}\r\n\r\ndata: [DONE]\r\n\r\n",
+        b"data: {\"error\": 5}\n\n",
+        b"{\"choices\": 5, \"messages\": [{\"role\": \"user\", \"content\": 1}]}",
+    ];
+    for case in cases {
+        for cut in 0..case.len().min(40) {
+            let (a, b) = case.split_at(cut);
+            let out = metaclaw_proxy::exercise_upstream(&[a, b], "m");
+            if let Some(whole) = &out.whole_events {
+                assert_eq!(&out.chunked_events, whole, "{case:?} cut at {cut}");
+            }
+        }
+    }
+}

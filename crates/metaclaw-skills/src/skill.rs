@@ -61,7 +61,7 @@ impl Skill {
     /// description is an error; everything else is a lint warning.
     pub fn parse(text: &str, path: PathBuf, source: SkillSource) -> Result<Skill, String> {
         let (yaml, body) = split_frontmatter(text)?;
-        let yaml = yaml.replace("\r\n", "\n");
+        let yaml = unix_newlines(yaml);
         let frontmatter: Map<String, Value> = if yaml.trim().is_empty() {
             Map::new()
         } else {
@@ -97,7 +97,7 @@ impl Skill {
             name,
             description,
             category,
-            body: body.replace("\r\n", "\n").trim().to_owned(),
+            body: unix_newlines(body).trim().to_owned(),
             frontmatter,
             source,
             path,
@@ -116,10 +116,11 @@ impl Skill {
         if self.category != DEFAULT_CATEGORY || fm.contains_key("category") {
             fm.insert("category".into(), Value::String(self.category.clone()));
         }
-        // name and description first, as the spec's examples do; the rest in file order.
+        // name and description first, as the spec's examples do; the rest in file order
+        // (`shift_remove`: the map's plain `remove` swaps the last key into the gap).
         let mut ordered = Map::new();
         for key in ["name", "description"] {
-            if let Some(v) = fm.remove(key) {
+            if let Some(v) = fm.shift_remove(key) {
                 ordered.insert(key.into(), v);
             }
         }
@@ -188,6 +189,17 @@ impl Skill {
     }
 }
 
+/// CRLF to LF, also for runs such as `\r\r\n`: a plain `replace("\r\n", "\n")` leaves a CRLF
+/// there, which the next parse of the rewritten file would change again.
+fn unix_newlines(s: &str) -> String {
+    s.split_inclusive('\n')
+        .map(|line| match line.strip_suffix('\n') {
+            Some(content) => format!("{}\n", content.trim_end_matches('\r')),
+            None => line.to_owned(),
+        })
+        .collect()
+}
+
 fn ensure_newline(s: &str) -> String {
     if s.ends_with('\n') {
         s.to_owned()
@@ -247,6 +259,47 @@ mod tests {
             assert_eq!(again.frontmatter[key], s.frontmatter[key], "{key} changed");
         }
         assert!(text.starts_with("---\nname: pdf-tools\n"), "{text}");
+    }
+
+    #[test]
+    fn rendering_keeps_file_order_and_is_a_fixed_point() {
+        // Found by the skill_md fuzz target: removing `name` swapped the last key into its
+        // place, so every rewrite reshuffled the frontmatter.
+        let text = "---\nname: \"007\"\ndescription: 'yes: no # not a comment'\ncategory: null\nalways: true\ndisable-model-invocation: false\nx-list: [1, 2.5, -3, \"4\"]\n---\n\n---\nbody with a rule\n";
+        let s = Skill::parse(text, "p".into(), SkillSource::User).unwrap();
+        let rendered = s.render();
+        let keys: Vec<&str> = rendered
+            .lines()
+            .skip(1)
+            .take_while(|l| *l != "---")
+            .filter(|l| !l.starts_with('-'))
+            .filter_map(|l| l.split_once(':').map(|(k, _)| k))
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                "name",
+                "description",
+                "category",
+                "always",
+                "disable-model-invocation",
+                "x-list"
+            ]
+        );
+        let again = Skill::parse(&rendered, "p".into(), SkillSource::User).unwrap();
+        assert_eq!(again.body, "---\nbody with a rule");
+        assert_eq!(again.render(), rendered);
+    }
+
+    #[test]
+    fn carriage_returns_before_a_newline_all_go() {
+        // Found by the skill_md fuzz target: `\r\r\n` became `\r\n`, so the body changed
+        // again when the rewritten skill was parsed.
+        let text = "---\r\nname: a\r\r\ndescription: d\r\n---\r\nx *)\r\r\n  y\r\nz\rw\n";
+        let s = Skill::parse(text, "p".into(), SkillSource::User).unwrap();
+        assert_eq!(s.body, "x *)\n  y\nz\rw");
+        let again = Skill::parse(&s.render(), "p".into(), SkillSource::User).unwrap();
+        assert_eq!(again.body, s.body);
     }
 
     #[test]

@@ -250,14 +250,21 @@ impl<T> Pending<T> {
     }
 }
 
-enum JsonOutcome {
+pub(crate) enum JsonOutcome {
     TryAgain,
     Metadata,
     Failed { category: String, message: String },
     Result,
 }
 
-fn classify_json(v: &Value) -> JsonOutcome {
+impl JsonOutcome {
+    /// A finished result to decode (not a poll-again, metadata or failure answer).
+    pub(crate) fn is_result(&self) -> bool {
+        matches!(self, JsonOutcome::Result)
+    }
+}
+
+pub(crate) fn classify_json(v: &Value) -> JsonOutcome {
     let Some(obj) = v.as_object() else {
         return JsonOutcome::Result;
     };
@@ -280,7 +287,7 @@ fn classify_json(v: &Value) -> JsonOutcome {
 }
 
 /// The `detail` of a FastAPI-style error body, if any.
-fn detail_message(resp: &RawResponse) -> Option<String> {
+pub(crate) fn detail_message(resp: &RawResponse) -> Option<String> {
     let v = resp.json()?;
     match v.get("detail")? {
         Value::Null => None,

@@ -40,6 +40,7 @@
 mod config;
 mod error;
 mod future;
+mod result_exercise;
 mod retry;
 mod sampling;
 mod session;
@@ -54,6 +55,8 @@ pub mod fake;
 pub use config::{ClientConfig, DEFAULT_BASE_URL, RetryPolicy, WireDialect};
 pub use error::{Error, Result};
 pub use future::Pending;
+#[doc(hidden)]
+pub use result_exercise::{ResultExercise, exercise_result};
 pub use sampling::{
     SampleOutput, SampledSequence, SamplerSource, SamplingClient, SamplingParams, Stop, StopReason,
 };

@@ -239,7 +239,7 @@ impl SamplingClient {
     }
 }
 
-fn decode_sample(b: ResultBody, fut: &UntypedFuture) -> Result<SampleOutput> {
+pub(crate) fn decode_sample(b: ResultBody, fut: &UntypedFuture) -> Result<SampleOutput> {
     let mut out = match b {
         ResultBody::Proto(bytes) => proto::decode_sample_response(&bytes)?,
         json => from_json::<SampleOutput>(json)?,

@@ -448,14 +448,14 @@ impl TrainingClient {
     }
 }
 
-fn decode_fwdbwd(b: ResultBody) -> Result<ForwardBackwardOutput> {
+pub(crate) fn decode_fwdbwd(b: ResultBody) -> Result<ForwardBackwardOutput> {
     match b {
         ResultBody::Proto(bytes) => proto::decode_forward_backward_output(&bytes),
         json => from_json(json),
     }
 }
 
-fn decode_optim(b: ResultBody) -> Result<OptimStepOutput> {
+pub(crate) fn decode_optim(b: ResultBody) -> Result<OptimStepOutput> {
     match b {
         // `{"metrics": null}` and `null` both mean "no metrics".
         ResultBody::Json(serde_json::Value::Null) => Ok(OptimStepOutput::default()),

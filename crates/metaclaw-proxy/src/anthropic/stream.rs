@@ -5,12 +5,24 @@ use bytes::{BufMut, BytesMut};
 use serde_json::{Value, json};
 
 use super::translate::{message_id, stop_reason, tool_use_id};
+use crate::error::upstream_message;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Block {
     Thinking,
     Text,
     Tool,
+}
+
+/// What one upstream SSE event did to the translated stream.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Relayed {
+    /// The stream goes on.
+    More,
+    /// `[DONE]`: the stream ended normally.
+    Done,
+    /// The upstream sent an error chunk; the message was relayed as an Anthropic error event.
+    Broken(String),
 }
 
 /// State of one translated stream.
@@ -97,6 +109,27 @@ impl AnthropicEncoder {
         match self.open {
             Some((k, index)) if k == kind => index,
             _ => self.open_block(kind, block, out),
+        }
+    }
+
+    /// Translate the data of one upstream SSE event: `[DONE]` finishes the stream, an `error`
+    /// chunk fails it, data that is not JSON (keep-alives) is skipped.
+    pub fn event(&mut self, data: &str, out: &mut BytesMut) -> Relayed {
+        if data.trim() == "[DONE]" {
+            self.finish(out);
+            return Relayed::Done;
+        }
+        match serde_json::from_str::<Value>(data) {
+            Ok(chunk) if chunk.get("error").is_some() => {
+                let message = upstream_message(&chunk);
+                self.fail("api_error", &message, out);
+                Relayed::Broken(message)
+            }
+            Ok(chunk) => {
+                self.chunk(&chunk, out);
+                Relayed::More
+            }
+            Err(_) => Relayed::More,
         }
     }
 
