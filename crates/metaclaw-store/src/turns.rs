@@ -222,10 +222,13 @@ impl RawTurn {
         })
     }
 
-    fn into_row(self, blobs: &mut BlobCache<'_>) -> Result<TurnRow> {
+    /// Without `blobs`, the request keeps its blob refs.
+    fn into_row(self, blobs: Option<&mut BlobCache<'_>>) -> Result<TurnRow> {
         let api = enums::parse_dialect("turns.api", &self.api)?;
         let mut request: Value = serde_json::from_str(&self.request_json)?;
-        blobs.reinflate(&self.id, api, &mut request)?;
+        if let Some(blobs) = blobs {
+            blobs.reinflate(&self.id, api, &mut request)?;
+        }
         Ok(TurnRow {
             seq: to_u64(self.seq),
             turn_type: enums::parse("turns.turn_type", &self.turn_type)?,
@@ -261,11 +264,16 @@ pub(crate) fn get(conn: &Connection, id: &str) -> Result<Option<TurnRow>> {
         .prepare_cached(&format!("SELECT {COLUMNS} FROM turns WHERE id = ?1"))?
         .query_row([id], RawTurn::from_row)
         .optional()?;
-    raw.map(|raw| raw.into_row(&mut BlobCache::new(conn)))
+    raw.map(|raw| raw.into_row(Some(&mut BlobCache::new(conn))))
         .transpose()
 }
 
-pub(crate) fn in_session(conn: &Connection, session_id: &str) -> Result<Vec<TurnRow>> {
+/// A session's turns by `seq`; with `reinflate` false the requests keep their blob refs.
+pub(crate) fn in_session(
+    conn: &Connection,
+    session_id: &str,
+    reinflate: bool,
+) -> Result<Vec<TurnRow>> {
     let raws = conn
         .prepare_cached(&format!(
             "SELECT {COLUMNS} FROM turns WHERE session_id = ?1 ORDER BY seq"
@@ -274,7 +282,7 @@ pub(crate) fn in_session(conn: &Connection, session_id: &str) -> Result<Vec<Turn
         .collect::<rusqlite::Result<Vec<_>>>()?;
     let mut blobs = BlobCache::new(conn);
     raws.into_iter()
-        .map(|raw| raw.into_row(&mut blobs))
+        .map(|raw| raw.into_row(reinflate.then_some(&mut blobs)))
         .collect()
 }
 
@@ -284,13 +292,6 @@ pub(crate) fn ids_in_session(conn: &Connection, session_id: &str) -> Result<Vec<
         .query_map([session_id], |r| r.get(0))?
         .collect::<rusqlite::Result<Vec<String>>>()?;
     Ok(ids)
-}
-
-pub(crate) fn count(conn: &Connection) -> Result<u64> {
-    let n: i64 = conn
-        .prepare_cached("SELECT count(*) FROM turns")?
-        .query_row([], |r| r.get(0))?;
-    Ok(to_u64(n))
 }
 
 pub(crate) fn count_since(conn: &Connection, since: DateTime<Utc>) -> Result<u64> {
