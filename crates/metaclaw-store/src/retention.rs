@@ -11,8 +11,11 @@ use serde::Serialize;
 use crate::error::Result;
 use crate::timestamp;
 
-/// Rows deleted per transaction: a few tens of milliseconds of work.
-pub(crate) const BATCH: usize = 2_000;
+/// Rows deleted per transaction. A turn takes its blob links, skills, feedback, votes,
+/// rewards and samples along; on a busy machine a year-old log deletes a few hundred turns
+/// per second, so this keeps each batch (and what waits behind it on the writer) well
+/// under a second.
+pub(crate) const BATCH: usize = 250;
 
 /// What one [`crate::Store::prune`] removed.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]

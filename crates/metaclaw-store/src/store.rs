@@ -191,14 +191,20 @@ impl Store {
 
     /// Ordered by `seq`, requests reinflated.
     pub fn turns_in_session(&self, session_id: &str) -> Result<Vec<TurnRow>> {
-        turns::in_session(&self.read(), session_id, true)
+        turns::in_session(&self.read(), session_id, usize::MAX, 0, true)
     }
 
-    /// Ordered by `seq`, requests as stored: system prompts and tool lists stay
-    /// `{"$blob": "<hash>"}` refs. For views of the conversation only (a long session's
-    /// turns would otherwise each carry a copy of the same large prompt and tool list).
-    pub fn turns_in_session_unexpanded(&self, session_id: &str) -> Result<Vec<TurnRow>> {
-        turns::in_session(&self.read(), session_id, false)
+    /// `limit` turns from the `offset`-th, ordered by `seq`, requests as stored: system
+    /// prompts and tool lists stay `{"$blob": "<hash>"}` refs. For views of the conversation
+    /// only (a long session's turns would otherwise each carry a copy of the same large
+    /// prompt and tool list).
+    pub fn turns_in_session_unexpanded(
+        &self,
+        session_id: &str,
+        limit: usize,
+        offset: usize,
+    ) -> Result<Vec<TurnRow>> {
+        turns::in_session(&self.read(), session_id, limit, offset, false)
     }
 
     /// Ordered by `seq`.

@@ -268,17 +268,23 @@ pub(crate) fn get(conn: &Connection, id: &str) -> Result<Option<TurnRow>> {
         .transpose()
 }
 
-/// A session's turns by `seq`; with `reinflate` false the requests keep their blob refs.
+/// A session's turns by `seq`, `limit` of them from the `offset`-th; with `reinflate`
+/// false the requests keep their blob refs.
 pub(crate) fn in_session(
     conn: &Connection,
     session_id: &str,
+    limit: usize,
+    offset: usize,
     reinflate: bool,
 ) -> Result<Vec<TurnRow>> {
     let raws = conn
         .prepare_cached(&format!(
-            "SELECT {COLUMNS} FROM turns WHERE session_id = ?1 ORDER BY seq"
+            "SELECT {COLUMNS} FROM turns WHERE session_id = ?1 ORDER BY seq LIMIT ?2 OFFSET ?3"
         ))?
-        .query_map([session_id], RawTurn::from_row)?
+        .query_map(
+            params![session_id, to_i64(limit as u64), to_i64(offset as u64)],
+            RawTurn::from_row,
+        )?
         .collect::<rusqlite::Result<Vec<_>>>()?;
     let mut blobs = BlobCache::new(conn);
     raws.into_iter()
@@ -343,37 +349,23 @@ pub(crate) fn per_day(
         .ok_or_else(out_of_range)?;
     // Local midnight as a UTC instant.
     let utc_midnight = |d: NaiveDate| d.and_time(NaiveTime::MIN).and_utc() - offset;
-    let rows = conn
-        .prepare_cached(
-            "SELECT date(started_at, ?3) AS day, count(*) FROM turns
-             WHERE started_at >= ?1 AND started_at < ?2
-             GROUP BY day",
-        )?
-        .query_map(
-            params![
-                timestamp::format(utc_midnight(first)),
-                timestamp::format(utc_midnight(end)),
-                format!("{tz_offset_minutes:+} minutes"),
-            ],
-            |r| Ok((r.get::<_, Option<String>>(0)?, r.get::<_, i64>(1)?)),
-        )?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
-    let mut out: Vec<(NaiveDate, u64)> = first
+    // One index range count per day: no per-row date arithmetic, so a busy fortnight
+    // (tens of thousands of turns) costs an index walk.
+    let mut count = conn
+        .prepare_cached("SELECT count(*) FROM turns WHERE started_at >= ?1 AND started_at < ?2")?;
+    first
         .iter_days()
         .take(days as usize)
-        .map(|d| (d, 0))
-        .collect();
-    for (day, n) in rows {
-        let day = day.unwrap_or_default();
-        let date =
-            NaiveDate::parse_from_str(&day, "%Y-%m-%d").map_err(|_| StoreError::InvalidColumn {
-                column: "turns.started_at",
-                value: day.clone(),
-            })?;
-        let index = usize::try_from(date.signed_duration_since(first).num_days()).ok();
-        if let Some(slot) = index.and_then(|i| out.get_mut(i)) {
-            slot.1 = to_u64(n);
-        }
-    }
-    Ok(out)
+        .map(|day| {
+            let next = day.succ_opt().ok_or_else(out_of_range)?;
+            let n: i64 = count.query_row(
+                params![
+                    timestamp::format(utc_midnight(day)),
+                    timestamp::format(utc_midnight(next))
+                ],
+                |r| r.get(0),
+            )?;
+            Ok((day, to_u64(n)))
+        })
+        .collect()
 }
