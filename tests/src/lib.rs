@@ -2,3 +2,4 @@
 
 pub mod eval;
 pub mod mock_upstream;
+pub mod year_home;
