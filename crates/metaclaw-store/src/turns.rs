@@ -344,9 +344,6 @@ pub(crate) fn per_day(
     let first = today
         .checked_sub_days(Days::new(u64::from(days - 1)))
         .ok_or_else(out_of_range)?;
-    let end = today
-        .checked_add_days(Days::new(1))
-        .ok_or_else(out_of_range)?;
     // Local midnight as a UTC instant.
     let utc_midnight = |d: NaiveDate| d.and_time(NaiveTime::MIN).and_utc() - offset;
     // One index range count per day: no per-row date arithmetic, so a busy fortnight
