@@ -5,3 +5,4 @@ pub mod bench;
 pub mod eval;
 pub mod mock_upstream;
 pub mod wait;
+pub mod year_home;

@@ -206,8 +206,7 @@ fn evolution_summary(home: &Home) -> Value {
         return Value::Null;
     };
     let pending = store
-        .proposals(Some(metaclaw_store::ProposalStatus::Pending))
-        .map(|p| p.len())
+        .proposal_count(metaclaw_store::ProposalStatus::Pending)
         .ok();
     let failure = store.last_evolution_failure().ok().flatten();
     json!({"pending_proposals": pending, "last_evolution_failure": failure})

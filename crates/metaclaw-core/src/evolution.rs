@@ -341,6 +341,16 @@ impl Evolution {
         Ok(self.store.proposals(status)?)
     }
 
+    /// Newest first, `limit` of them after the first `offset`.
+    pub fn proposals_page(
+        &self,
+        status: Option<ProposalStatus>,
+        limit: usize,
+        offset: usize,
+    ) -> Result<Vec<ProposalRow>, SkillError> {
+        Ok(self.store.proposals_page(status, limit, offset)?)
+    }
+
     fn proposal(&self, id: i64) -> Result<ProposalRow, SkillError> {
         self.store.proposal(id)?.ok_or(SkillError::NoProposal(id))
     }

@@ -72,6 +72,7 @@ struct Parts {
 impl Parts {
     fn open(home: &Home, config: &Config, clock: &Arc<dyn Clock>) -> Result<Parts, CoreError> {
         home.ensure()?;
+        let t0 = std::time::Instant::now();
         let db_path = home.db_path();
         let store = Arc::new(Store::open_with_clock(&db_path, clock.clone()).map_err(
             |source| CoreError::Store {
@@ -79,6 +80,7 @@ impl Parts {
                 source,
             },
         )?);
+        let store_ms = t0.elapsed().as_secs_f64() * 1e3;
         let (events, _) = broadcast::channel(1024);
         let live = LiveConfig::new(config.clone(), home.config_path(), events.clone());
         let skills = if config.skills.enabled {
@@ -102,6 +104,12 @@ impl Parts {
             events.clone(),
             scheduler.clone(),
             &live,
+        );
+        // Start-up must not grow with the database; this says where the time went.
+        tracing::debug!(
+            store_ms,
+            total_ms = t0.elapsed().as_secs_f64() * 1e3,
+            "core: parts opened"
         );
         Ok(Parts {
             store,
@@ -178,6 +186,7 @@ pub async fn start(opts: CoreOptions) -> Result<RunningCore, CoreError> {
         clock,
         bind,
     } = opts;
+    let started = std::time::Instant::now();
     let parts = Parts::open(&home, &config, &clock)?;
     let Parts {
         store,
@@ -223,10 +232,11 @@ pub async fn start(opts: CoreOptions) -> Result<RunningCore, CoreError> {
     // Sessions the previous run left open are closed now (recent ones go through the event
     // bus, so skill evolution sees them).
     // Read before the listener opens, so no session of this run is mistaken for one.
-    let left_open: Vec<SessionRow> = store
-        .sessions(1000)
-        .map(|all| all.into_iter().filter(|s| s.ended_at.is_none()).collect())
-        .unwrap_or_default();
+    // Only open sessions are read (a partial index), however long the log is.
+    let left_open: Vec<SessionRow> = store.open_sessions().unwrap_or_else(|e| {
+        tracing::warn!("could not read the sessions left open: {e}");
+        Vec::new()
+    });
     background.push(tokio::spawn(close_sessions_left_open(
         left_open,
         store.clone(),
@@ -300,6 +310,7 @@ pub async fn start(opts: CoreOptions) -> Result<RunningCore, CoreError> {
             .await
     });
     tracing::info!(%addr, "MetaClaw proxy listening");
+    tracing::debug!(ms = started.elapsed().as_secs_f64() * 1e3, "core: started");
     Ok(RunningCore {
         addr,
         token,

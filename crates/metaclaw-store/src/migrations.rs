@@ -14,6 +14,7 @@ const MIGRATION_LIST: &[M<'static>] = &[
     M::up(include_str!("../migrations/0003_evolution.sql")),
     M::up(include_str!("../migrations/0004_training.sql")),
     M::up(include_str!("../migrations/0005_samples.sql")),
+    M::up(include_str!("../migrations/0006_year_scale.sql")),
 ];
 
 const MIGRATIONS: Migrations<'static> = Migrations::from_slice(MIGRATION_LIST);
@@ -167,8 +168,9 @@ mod tests {
         for (i, name) in names.iter().enumerate() {
             assert!(name.starts_with(&format!("{:04}_", i + 1)), "{name}");
         }
-        assert_eq!(SCHEMA_VERSION, 5);
+        assert_eq!(SCHEMA_VERSION, 6);
         assert!(names[4].contains("samples"));
+        assert!(names[5].contains("year_scale"));
     }
 
     /// 0004 applies on top of a 0003 database; its tables are STRICT.
@@ -189,6 +191,122 @@ mod tests {
                 .unwrap();
             assert_eq!(strict, 1, "{table} is STRICT");
         }
+    }
+
+    /// `skill_usage` computed from the turn log, as `skill_stats` did before 0006.
+    fn usage_from_log(conn: &Connection) -> Vec<(String, i64, i64, i64, String)> {
+        conn.prepare(
+            "SELECT ts.skill_name, count(*), count(*) FILTER (WHERE f.rating = 1),
+                    count(*) FILTER (WHERE f.rating = -1), max(t.started_at)
+             FROM turn_skills ts JOIN turns t ON t.id = ts.turn_id
+             LEFT JOIN feedback f ON f.turn_id = ts.turn_id
+             GROUP BY ts.skill_name ORDER BY ts.skill_name",
+        )
+        .unwrap()
+        .query_map([], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+        })
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap()
+    }
+
+    fn usage_table(conn: &Connection) -> Vec<(String, i64, i64, i64, String)> {
+        conn.prepare(
+            "SELECT skill_name, injected, thumbs_up, thumbs_down, last_injected_at
+             FROM skill_usage ORDER BY skill_name",
+        )
+        .unwrap()
+        .query_map([], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+        })
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap()
+    }
+
+    /// 0006 applies on a database with data: its indexes exist, `skill_usage` is backfilled
+    /// from the log, and its triggers keep it equal to the log through new turns, ratings,
+    /// re-ratings and deleted turns.
+    #[test]
+    fn migration_0006_applies_on_an_existing_database_and_keeps_usage() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        conn.pragma_update(None, "foreign_keys", "ON").unwrap();
+        Migrations::from_slice(&MIGRATION_LIST[..5])
+            .to_latest(&mut conn)
+            .unwrap();
+        assert_eq!(user_version(&conn).unwrap(), 5);
+        let turn = |conn: &Connection, id: &str, at: &str, skills: &[&str]| {
+            conn.execute(
+                "INSERT INTO turns (id, session_id, seq, turn_type, api, stream, request_json,
+                     status, http_status, started_at, latency_ms, injected_json)
+                 VALUES (?1, 's', (SELECT count(*) + 1 FROM turns), 'main', 'openai', 0, '{}',
+                     'ok', 200, ?2, 1.0, '[]')",
+                rusqlite::params![id, at],
+            )
+            .unwrap();
+            for skill in skills {
+                conn.execute(
+                    "INSERT INTO turn_skills (turn_id, skill_name) VALUES (?1, ?2)",
+                    [id, skill],
+                )
+                .unwrap();
+            }
+        };
+        let rate = |conn: &Connection, id: &str, rating: i64| {
+            conn.execute(
+                "INSERT INTO feedback (turn_id, rating, created_at) VALUES (?1, ?2, 't')
+                 ON CONFLICT (turn_id) DO UPDATE SET rating = excluded.rating",
+                rusqlite::params![id, rating],
+            )
+            .unwrap();
+        };
+        conn.execute(
+            "INSERT INTO sessions (id, source, started_at, last_seen_at) VALUES ('s', 'body', 'a', 'z')",
+            [],
+        )
+        .unwrap();
+        turn(&conn, "t1", "2025-01-01T00:00:00.000Z", &["git", "venv"]);
+        turn(&conn, "t2", "2025-01-02T00:00:00.000Z", &["git"]);
+        turn(&conn, "t3", "2025-01-03T00:00:00.000Z", &[]);
+        rate(&conn, "t1", 1);
+        rate(&conn, "t2", -1);
+
+        migrate(&mut conn).unwrap();
+        assert_eq!(user_version(&conn).unwrap(), SCHEMA_VERSION);
+        for index in [
+            "sessions_recent",
+            "sessions_open",
+            "proposals_status_id",
+            "evolution_runs_failed",
+        ] {
+            let n: i64 = conn
+                .query_row(
+                    "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = ?1",
+                    [index],
+                    |r| r.get(0),
+                )
+                .unwrap();
+            assert_eq!(n, 1, "{index}");
+        }
+        let backfilled = usage_table(&conn);
+        assert_eq!(backfilled.len(), 2);
+        assert_eq!(backfilled, usage_from_log(&conn));
+
+        turn(&conn, "t4", "2025-01-04T00:00:00.000Z", &["venv", "docs"]);
+        rate(&conn, "t4", 1);
+        assert_eq!(usage_table(&conn), usage_from_log(&conn));
+        rate(&conn, "t1", -1); // re-rated
+        assert_eq!(usage_table(&conn), usage_from_log(&conn));
+        conn.execute("DELETE FROM feedback WHERE turn_id = 't2'", [])
+            .unwrap();
+        assert_eq!(usage_table(&conn), usage_from_log(&conn));
+        rate(&conn, "t2", 1);
+        // Deleting turns takes their skills and feedback along (cascade, in either order).
+        conn.execute("DELETE FROM turns WHERE id IN ('t1', 't2')", [])
+            .unwrap();
+        assert_eq!(usage_table(&conn), usage_from_log(&conn));
+        assert!(usage_table(&conn).iter().all(|(name, ..)| name != "git"));
     }
 
     #[test]

@@ -199,21 +199,35 @@ pub(crate) fn get(conn: &Connection, id: i64) -> Result<Option<ProposalRow>> {
         .transpose()
 }
 
-/// Newest first; all of them when `status` is `None`.
-pub(crate) fn list(conn: &Connection, status: Option<ProposalStatus>) -> Result<Vec<ProposalRow>> {
-    let raws = match status {
-        Some(status) => conn
-            .prepare_cached(&format!(
-                "SELECT {COLUMNS} FROM proposals WHERE status = ?1 ORDER BY id DESC"
-            ))?
-            .query_map([status.as_str()], RawProposal::from_row)?
-            .collect::<rusqlite::Result<Vec<_>>>()?,
-        None => conn
-            .prepare_cached(&format!("SELECT {COLUMNS} FROM proposals ORDER BY id DESC"))?
-            .query_map([], RawProposal::from_row)?
-            .collect::<rusqlite::Result<Vec<_>>>()?,
-    };
+/// Newest first, `limit` from `offset`; every status when `status` is `None`.
+pub(crate) fn list(
+    conn: &Connection,
+    status: Option<ProposalStatus>,
+    limit: usize,
+    offset: usize,
+) -> Result<Vec<ProposalRow>> {
+    let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+    let offset = i64::try_from(offset).unwrap_or(i64::MAX);
+    // NULL status matches every row; the (status, id) index serves the filtered case.
+    let raws = conn
+        .prepare_cached(&format!(
+            "SELECT {COLUMNS} FROM proposals WHERE ?1 IS NULL OR status = ?1
+             ORDER BY id DESC LIMIT ?2 OFFSET ?3"
+        ))?
+        .query_map(
+            rusqlite::params![status.map(ProposalStatus::as_str), limit, offset],
+            RawProposal::from_row,
+        )?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
     raws.into_iter().map(RawProposal::into_row).collect()
+}
+
+/// How many proposals have `status` (counted on the index, no row is read).
+pub(crate) fn count(conn: &Connection, status: ProposalStatus) -> Result<u64> {
+    let n: i64 = conn
+        .prepare_cached("SELECT count(*) FROM proposals WHERE status = ?1")?
+        .query_row([status.as_str()], |r| r.get(0))?;
+    Ok(u64::try_from(n).unwrap_or(0))
 }
 
 pub(crate) fn rejected_fingerprints(conn: &Connection) -> Result<HashSet<String>> {

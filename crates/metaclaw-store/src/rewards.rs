@@ -184,18 +184,15 @@ pub(crate) fn reward(conn: &Connection, turn_id: &str) -> Result<Option<TurnRewa
 pub(crate) fn score_distribution(conn: &Connection) -> Result<Vec<(i8, u64)>> {
     let rows = conn
         .prepare_cached(
-            "WITH counts AS (
-                 SELECT turn_id, score, count(*) AS n FROM prm_votes GROUP BY turn_id, score
-             ),
-             top AS (
-                 SELECT turn_id, score FROM counts c
-                 WHERE n = (SELECT max(n) FROM counts m WHERE m.turn_id = c.turn_id)
-             ),
-             majority AS (
-                 SELECT CASE WHEN count(*) > 1 THEN 0 ELSE max(score) END AS score
-                 FROM top GROUP BY turn_id
-             )
-             SELECT score, count(*) FROM majority GROUP BY score",
+            // One pass over the votes, grouped by turn (the primary key's order): a score
+            // wins only with more votes than each other score; any tie at the top is 0.
+            "SELECT CASE WHEN up > down AND up > zero THEN 1
+                         WHEN down > up AND down > zero THEN -1
+                         ELSE 0 END,
+                    count(*)
+             FROM (SELECT sum(score = 1) AS up, sum(score = 0) AS zero, sum(score = -1) AS down
+                   FROM prm_votes GROUP BY turn_id)
+             GROUP BY 1",
         )?
         .query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)))?
         .collect::<rusqlite::Result<Vec<_>>>()?;

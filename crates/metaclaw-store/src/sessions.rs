@@ -95,16 +95,37 @@ impl RawSession {
     }
 }
 
-/// Most recently active first.
-pub(crate) fn list(conn: &Connection, limit: usize) -> Result<Vec<SessionRow>> {
+/// Most recently active first (ties by id), skipping the first `offset`; served in that
+/// order by the `sessions_recent` index, so a deep page costs an index walk, not a sort.
+pub(crate) fn list(conn: &Connection, limit: usize, offset: usize) -> Result<Vec<SessionRow>> {
     let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+    let offset = i64::try_from(offset).unwrap_or(i64::MAX);
     let mut stmt = conn.prepare_cached(&format!(
-        "SELECT {COLUMNS} FROM sessions ORDER BY last_seen_at DESC, id LIMIT ?1"
+        "SELECT {COLUMNS} FROM sessions ORDER BY last_seen_at DESC, id LIMIT ?1 OFFSET ?2"
     ))?;
     let raws = stmt
-        .query_map([limit], RawSession::from_row)?
+        .query_map([limit, offset], RawSession::from_row)?
         .collect::<rusqlite::Result<Vec<_>>>()?;
     raws.into_iter().map(RawSession::into_row).collect()
+}
+
+/// Sessions without an end, most recently active first (the `sessions_open` index).
+pub(crate) fn open(conn: &Connection) -> Result<Vec<SessionRow>> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM sessions WHERE ended_at IS NULL ORDER BY last_seen_at DESC"
+    ))?;
+    let raws = stmt
+        .query_map([], RawSession::from_row)?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    raws.into_iter().map(RawSession::into_row).collect()
+}
+
+/// Turns stored, from the per-session counts: one row per session instead of one per turn.
+pub(crate) fn turn_total(conn: &Connection) -> Result<u64> {
+    let n: i64 = conn
+        .prepare_cached("SELECT coalesce(sum(turn_count), 0) FROM sessions")?
+        .query_row([], |r| r.get(0))?;
+    Ok(u64::try_from(n).unwrap_or(0))
 }
 
 pub(crate) fn get(conn: &Connection, id: &str) -> Result<Option<SessionRow>> {

@@ -89,18 +89,12 @@ pub struct SkillStats {
     pub last_injected_at: Option<DateTime<Utc>>,
 }
 
-/// Stats of every skill injected into at least one stored turn.
+/// Stats of every skill injected into at least one stored turn, from `skill_usage` (kept by
+/// triggers, see migration 0006), so the cost does not grow with the turn log.
 pub(crate) fn stats(conn: &Connection) -> Result<HashMap<String, SkillStats>> {
     let mut stmt = conn.prepare_cached(
-        "SELECT ts.skill_name,
-                count(*),
-                count(*) FILTER (WHERE f.rating = 1),
-                count(*) FILTER (WHERE f.rating = -1),
-                max(t.started_at)
-         FROM turn_skills ts
-         JOIN turns t ON t.id = ts.turn_id
-         LEFT JOIN feedback f ON f.turn_id = ts.turn_id
-         GROUP BY ts.skill_name",
+        "SELECT skill_name, injected, thumbs_up, thumbs_down, last_injected_at
+         FROM skill_usage WHERE injected > 0",
     )?;
     let raws = stmt
         .query_map([], |r| {

@@ -139,9 +139,26 @@ impl Store {
     }
 
     /// Retention: deletes turns started before `older_than`, sessions left with no turns
-    /// and blobs no turn references. Runs on the writer thread after pending records.
+    /// and blobs no turn references. Works in batches of bounded size, each one call on the
+    /// writer thread, so turns recorded meanwhile are committed between batches.
     pub fn prune(&self, older_than: DateTime<Utc>) -> Result<PruneReport> {
-        self.call(move |conn| retention::prune(conn, older_than))
+        self.prune_in_batches(older_than, retention::BATCH)
+    }
+
+    /// [`Store::prune`] with a chosen batch size (tests use small ones).
+    pub fn prune_in_batches(&self, older_than: DateTime<Utc>, batch: usize) -> Result<PruneReport> {
+        let batch = batch.max(1);
+        let mut total = PruneReport::default();
+        loop {
+            let (report, done) =
+                self.call(move |conn| retention::prune_batch(conn, older_than, batch))?;
+            total.add(report);
+            if done {
+                break;
+            }
+        }
+        retention::log(older_than, &total);
+        Ok(total)
     }
 
     /// Runs `f` on the writer connection once everything sent before is committed, and
@@ -189,7 +206,18 @@ impl Store {
 
     /// Most recently active sessions first.
     pub fn sessions(&self, limit: usize) -> Result<Vec<SessionRow>> {
-        sessions::list(&self.read(), limit)
+        self.sessions_page(limit, 0)
+    }
+
+    /// Most recently active sessions first (ties by id), `limit` of them after the first
+    /// `offset`.
+    pub fn sessions_page(&self, limit: usize, offset: usize) -> Result<Vec<SessionRow>> {
+        sessions::list(&self.read(), limit, offset)
+    }
+
+    /// Sessions without an end, most recently active first.
+    pub fn open_sessions(&self) -> Result<Vec<SessionRow>> {
+        sessions::open(&self.read())
     }
 
     pub fn session(&self, id: &str) -> Result<Option<SessionRow>> {
@@ -198,7 +226,20 @@ impl Store {
 
     /// Ordered by `seq`, requests reinflated.
     pub fn turns_in_session(&self, session_id: &str) -> Result<Vec<TurnRow>> {
-        turns::in_session(&self.read(), session_id)
+        turns::in_session(&self.read(), session_id, usize::MAX, 0, true)
+    }
+
+    /// `limit` turns from the `offset`-th, ordered by `seq`, requests as stored: system
+    /// prompts and tool lists stay `{"$blob": "<hash>"}` refs. For views of the conversation
+    /// only (a long session's turns would otherwise each carry a copy of the same large
+    /// prompt and tool list).
+    pub fn turns_in_session_unexpanded(
+        &self,
+        session_id: &str,
+        limit: usize,
+        offset: usize,
+    ) -> Result<Vec<TurnRow>> {
+        turns::in_session(&self.read(), session_id, limit, offset, false)
     }
 
     /// Ordered by `seq`.
@@ -211,8 +252,9 @@ impl Store {
         turns::get(&self.read(), id)
     }
 
+    /// Turns stored, summed from the sessions' counts (not a scan of the turn log).
     pub fn turn_count(&self) -> Result<u64> {
-        turns::count(&self.read())
+        sessions::turn_total(&self.read())
     }
 
     pub fn session_count(&self) -> Result<u64> {
@@ -295,7 +337,22 @@ impl Store {
 
     /// Newest first; every proposal when `status` is `None`.
     pub fn proposals(&self, status: Option<ProposalStatus>) -> Result<Vec<ProposalRow>> {
-        proposals::list(&self.read(), status)
+        self.proposals_page(status, usize::MAX, 0)
+    }
+
+    /// Newest first, `limit` of them after the first `offset`.
+    pub fn proposals_page(
+        &self,
+        status: Option<ProposalStatus>,
+        limit: usize,
+        offset: usize,
+    ) -> Result<Vec<ProposalRow>> {
+        proposals::list(&self.read(), status, limit, offset)
+    }
+
+    /// How many proposals have `status`.
+    pub fn proposal_count(&self, status: ProposalStatus) -> Result<u64> {
+        proposals::count(&self.read(), status)
     }
 
     /// Records the user's decision: sets the status, the reject reason (`None` clears it)

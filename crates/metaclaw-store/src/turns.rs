@@ -222,10 +222,13 @@ impl RawTurn {
         })
     }
 
-    fn into_row(self, blobs: &mut BlobCache<'_>) -> Result<TurnRow> {
+    /// Without `blobs`, the request keeps its blob refs.
+    fn into_row(self, blobs: Option<&mut BlobCache<'_>>) -> Result<TurnRow> {
         let api = enums::parse_dialect("turns.api", &self.api)?;
         let mut request: Value = serde_json::from_str(&self.request_json)?;
-        blobs.reinflate(&self.id, api, &mut request)?;
+        if let Some(blobs) = blobs {
+            blobs.reinflate(&self.id, api, &mut request)?;
+        }
         Ok(TurnRow {
             seq: to_u64(self.seq),
             turn_type: enums::parse("turns.turn_type", &self.turn_type)?,
@@ -261,20 +264,31 @@ pub(crate) fn get(conn: &Connection, id: &str) -> Result<Option<TurnRow>> {
         .prepare_cached(&format!("SELECT {COLUMNS} FROM turns WHERE id = ?1"))?
         .query_row([id], RawTurn::from_row)
         .optional()?;
-    raw.map(|raw| raw.into_row(&mut BlobCache::new(conn)))
+    raw.map(|raw| raw.into_row(Some(&mut BlobCache::new(conn))))
         .transpose()
 }
 
-pub(crate) fn in_session(conn: &Connection, session_id: &str) -> Result<Vec<TurnRow>> {
+/// A session's turns by `seq`, `limit` of them from the `offset`-th; with `reinflate`
+/// false the requests keep their blob refs.
+pub(crate) fn in_session(
+    conn: &Connection,
+    session_id: &str,
+    limit: usize,
+    offset: usize,
+    reinflate: bool,
+) -> Result<Vec<TurnRow>> {
     let raws = conn
         .prepare_cached(&format!(
-            "SELECT {COLUMNS} FROM turns WHERE session_id = ?1 ORDER BY seq"
+            "SELECT {COLUMNS} FROM turns WHERE session_id = ?1 ORDER BY seq LIMIT ?2 OFFSET ?3"
         ))?
-        .query_map([session_id], RawTurn::from_row)?
+        .query_map(
+            params![session_id, to_i64(limit as u64), to_i64(offset as u64)],
+            RawTurn::from_row,
+        )?
         .collect::<rusqlite::Result<Vec<_>>>()?;
     let mut blobs = BlobCache::new(conn);
     raws.into_iter()
-        .map(|raw| raw.into_row(&mut blobs))
+        .map(|raw| raw.into_row(reinflate.then_some(&mut blobs)))
         .collect()
 }
 
@@ -284,13 +298,6 @@ pub(crate) fn ids_in_session(conn: &Connection, session_id: &str) -> Result<Vec<
         .query_map([session_id], |r| r.get(0))?
         .collect::<rusqlite::Result<Vec<String>>>()?;
     Ok(ids)
-}
-
-pub(crate) fn count(conn: &Connection) -> Result<u64> {
-    let n: i64 = conn
-        .prepare_cached("SELECT count(*) FROM turns")?
-        .query_row([], |r| r.get(0))?;
-    Ok(to_u64(n))
 }
 
 pub(crate) fn count_since(conn: &Connection, since: DateTime<Utc>) -> Result<u64> {
@@ -337,42 +344,25 @@ pub(crate) fn per_day(
     let first = today
         .checked_sub_days(Days::new(u64::from(days - 1)))
         .ok_or_else(out_of_range)?;
-    let end = today
-        .checked_add_days(Days::new(1))
-        .ok_or_else(out_of_range)?;
     // Local midnight as a UTC instant.
     let utc_midnight = |d: NaiveDate| d.and_time(NaiveTime::MIN).and_utc() - offset;
-    let rows = conn
-        .prepare_cached(
-            "SELECT date(started_at, ?3) AS day, count(*) FROM turns
-             WHERE started_at >= ?1 AND started_at < ?2
-             GROUP BY day",
-        )?
-        .query_map(
-            params![
-                timestamp::format(utc_midnight(first)),
-                timestamp::format(utc_midnight(end)),
-                format!("{tz_offset_minutes:+} minutes"),
-            ],
-            |r| Ok((r.get::<_, Option<String>>(0)?, r.get::<_, i64>(1)?)),
-        )?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
-    let mut out: Vec<(NaiveDate, u64)> = first
+    // One index range count per day: no per-row date arithmetic, so a busy fortnight
+    // (tens of thousands of turns) costs an index walk.
+    let mut count = conn
+        .prepare_cached("SELECT count(*) FROM turns WHERE started_at >= ?1 AND started_at < ?2")?;
+    first
         .iter_days()
         .take(days as usize)
-        .map(|d| (d, 0))
-        .collect();
-    for (day, n) in rows {
-        let day = day.unwrap_or_default();
-        let date =
-            NaiveDate::parse_from_str(&day, "%Y-%m-%d").map_err(|_| StoreError::InvalidColumn {
-                column: "turns.started_at",
-                value: day.clone(),
-            })?;
-        let index = usize::try_from(date.signed_duration_since(first).num_days()).ok();
-        if let Some(slot) = index.and_then(|i| out.get_mut(i)) {
-            slot.1 = to_u64(n);
-        }
-    }
-    Ok(out)
+        .map(|day| {
+            let next = day.succ_opt().ok_or_else(out_of_range)?;
+            let n: i64 = count.query_row(
+                params![
+                    timestamp::format(utc_midnight(day)),
+                    timestamp::format(utc_midnight(next))
+                ],
+                |r| r.get(0),
+            )?;
+            Ok((day, to_u64(n)))
+        })
+        .collect()
 }

@@ -45,7 +45,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A session with its turns, injected skills and feedback */
+        /** A session with its turns (pages: limit, offset), injected skills and feedback */
         get: operations["getSession"];
         put?: never;
         post?: never;
@@ -218,7 +218,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Skill proposals (filter: status) */
+        /** Skill proposals, newest first (filter: status; pages: limit, offset) */
         get: operations["listProposals"];
         put?: never;
         post?: never;
@@ -1172,6 +1172,16 @@ export interface components {
         ProposalFilter: {
             /** @description pending, approved, rejected or undone; all when absent (or "all"). */
             status?: string | null;
+            /**
+             * Format: uint
+             * @description At most this many, newest first (default 100, at most 500).
+             */
+            limit?: number | null;
+            /**
+             * Format: uint
+             * @description Skip this many of the newest first (default 0).
+             */
+            offset?: number | null;
         };
         /**
          * @description Whether a proposal creates a skill or rewrites an existing one.
@@ -1513,7 +1523,7 @@ export interface components {
              */
             idle_timeout: number;
         };
-        /** @description A session with its turns as the dashboard shows them. */
+        /** @description A session with (a page of) its turns as the dashboard shows them. */
         SessionDetail: {
             session: components["schemas"]["SessionRow"];
             turns: components["schemas"]["TurnSummary"][];
@@ -1526,6 +1536,12 @@ export interface components {
              * @description At most this many, newest first (default 50, at most 1000).
              */
             limit?: number | null;
+            /**
+             * Format: uint
+             * @description Skip this many of the newest first (default 0): the next page starts at the previous
+             *     page's offset plus its length.
+             */
+            offset?: number | null;
         };
         /** @description A session as stored. */
         SessionRow: {
@@ -1549,6 +1565,19 @@ export interface components {
         };
         /** @description How the session id of a turn was found. */
         SessionSource: ("header" | "body" | "prompt_cache_key" | "heuristic") | "agent_runtime";
+        SessionTurnsQuery: {
+            /**
+             * Format: uint
+             * @description At most this many turns, in order (default 200, at most 1000).
+             */
+            limit?: number | null;
+            /**
+             * Format: uint
+             * @description Skip this many of the first turns (default 0); `session.turn_count` says how many
+             *     there are.
+             */
+            offset?: number | null;
+        };
         Signal: {
             turn_id: string;
             kind: components["schemas"]["SignalKind"];
@@ -1990,6 +2019,7 @@ export type SessionEndReason = components['schemas']['SessionEndReason'];
 export type SessionQuery = components['schemas']['SessionQuery'];
 export type SessionRow = components['schemas']['SessionRow'];
 export type SessionSource = components['schemas']['SessionSource'];
+export type SessionTurnsQuery = components['schemas']['SessionTurnsQuery'];
 export type Signal = components['schemas']['Signal'];
 export type SignalKind = components['schemas']['SignalKind'];
 export type SkillDetail = components['schemas']['SkillDetail'];
@@ -2049,6 +2079,11 @@ export interface operations {
             query?: {
                 /** @description At most this many, newest first (default 50, at most 1000). */
                 limit?: number | null;
+                /**
+                 * @description Skip this many of the newest first (default 0): the next page starts at the previous
+                 *     page's offset plus its length.
+                 */
+                offset?: number | null;
             };
             header?: never;
             path?: never;
@@ -2070,7 +2105,15 @@ export interface operations {
     };
     getSession: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description At most this many turns, in order (default 200, at most 1000). */
+                limit?: number | null;
+                /**
+                 * @description Skip this many of the first turns (default 0); `session.turn_count` says how many
+                 *     there are.
+                 */
+                offset?: number | null;
+            };
             header?: never;
             path: {
                 id: string;
@@ -2390,6 +2433,10 @@ export interface operations {
             query?: {
                 /** @description pending, approved, rejected or undone; all when absent (or "all"). */
                 status?: string | null;
+                /** @description At most this many, newest first (default 100, at most 500). */
+                limit?: number | null;
+                /** @description Skip this many of the newest first (default 0). */
+                offset?: number | null;
             };
             header?: never;
             path?: never;

@@ -103,8 +103,8 @@ export type Mode = ConfigPatch["mode"] & string;
 
 export const api = {
   status: () => call("/api/status", "get"),
-  sessions: (limit = 100) => call("/api/sessions", "get", { query: { limit } }),
-  session: (id: string) => call("/api/sessions/{id}", "get", { path: { id } }),
+  sessions: (limit = 100, offset = 0) => call("/api/sessions", "get", { query: { limit, offset } }),
+  session: (id: string, limit = 200, offset = 0) => call("/api/sessions/{id}", "get", { path: { id }, query: { limit, offset } }),
   feedback: (id: string, rating: 1 | -1, note?: string) =>
     call("/api/turns/{id}/feedback", "post", { path: { id }, body: note ? { rating, note } : { rating } }),
   skills: (q?: string, category?: string) => call("/api/skills", "get", { query: { q, category } }),
@@ -119,7 +119,8 @@ export const api = {
   library: () => call("/api/library", "get"),
   installBundled: () => call("/api/library/install-bundled", "post"),
   retrieval: (query: string) => call("/api/retrieval", "post", { body: { query } }),
-  proposals: (status?: ProposalStatus | "all") => call("/api/proposals", "get", { query: { status } }),
+  proposals: (status?: ProposalStatus | "all", limit = 100, offset = 0) =>
+    call("/api/proposals", "get", { query: { status, limit, offset } }),
   proposal: (id: number) => call("/api/proposals/{id}", "get", { path: { id } }),
   approve: (id: number, content?: string) =>
     call("/api/proposals/{id}/approve", "post", { path: { id }, body: content === undefined ? {} : { content } }),

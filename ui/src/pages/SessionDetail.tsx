@@ -8,8 +8,12 @@ import { href } from "../lib/router";
 import { Badge, Card, Empty, ErrorBox, KeyValues, Loading, PageHeader } from "../components/ui";
 import { toast } from "../components/toast";
 
+/** Turns per page: a long session has hundreds. */
+const PAGE = 200;
+
 export function SessionDetailPage(props: { id: string }) {
-  const detail = useResource(() => api.session(props.id), [props.id]);
+  const [page, setPage] = useState(0);
+  const detail = useResource(() => api.session(props.id, PAGE, page * PAGE), [props.id, page]);
   useLive(["turn", "session_ended"], (_t, data) => {
     const sid = (data as { session_id?: string } | null)?.session_id;
     if (!sid || sid === props.id) void detail.reload();
@@ -69,6 +73,19 @@ export function SessionDetailPage(props: { id: string }) {
           <TurnCard key={t.id} t={t} onChanged={() => void detail.reload()} />
         ))}
       </ol>
+      {s && s.turn_count > PAGE && (
+        <div class="pager" data-testid="turns-pager">
+          <button type="button" class="btn" disabled={page === 0} onClick={() => setPage(page - 1)} data-testid="turns-earlier">
+            Earlier turns
+          </button>
+          <span class="muted">
+            {page * PAGE + 1}–{page * PAGE + turns.length} of {s.turn_count}
+          </span>
+          <button type="button" class="btn" disabled={(page + 1) * PAGE >= s.turn_count} onClick={() => setPage(page + 1)} data-testid="turns-later">
+            Later turns
+          </button>
+        </div>
+      )}
     </div>
   );
 }

@@ -1,3 +1,4 @@
+import { useState } from "preact/hooks";
 import { api } from "../lib/api";
 import { useLive } from "../lib/events";
 import { dateTime, relTime, shortId } from "../lib/format";
@@ -5,8 +6,12 @@ import { useResource } from "../lib/resource";
 import { href } from "../lib/router";
 import { Badge, Card, Empty, ErrorBox, Loading, PageHeader } from "../components/ui";
 
+/** Sessions per page: a year of use has tens of thousands. */
+const PAGE = 100;
+
 export function SessionsPage() {
-  const list = useResource(() => api.sessions(200), []);
+  const [page, setPage] = useState(0);
+  const list = useResource(() => api.sessions(PAGE, page * PAGE), [page]);
   useLive(["turn", "session_started", "session_ended"], () => void list.reload());
   return (
     <div class="page" data-testid="page-sessions">
@@ -63,6 +68,19 @@ export function SessionsPage() {
               </tbody>
             </table>
           </div>
+          {(page > 0 || list.data.length === PAGE) && (
+            <div class="pager" data-testid="sessions-pager">
+              <button type="button" class="btn" disabled={page === 0} onClick={() => setPage(page - 1)} data-testid="sessions-newer">
+                Newer
+              </button>
+              <span class="muted">
+                {page * PAGE + 1}–{page * PAGE + list.data.length}
+              </span>
+              <button type="button" class="btn" disabled={list.data.length < PAGE} onClick={() => setPage(page + 1)} data-testid="sessions-older">
+                Older
+              </button>
+            </div>
+          )}
         </Card>
       )}
     </div>

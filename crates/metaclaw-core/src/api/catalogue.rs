@@ -4,16 +4,12 @@ use axum::Router;
 use axum::routing::get;
 
 use super::openapi::Document;
-#[cfg(test)]
-use super::operation::Method;
-use super::operation::Operation;
+use super::operation::{Method, Operation};
 use super::{Api, charts, events, http, ops};
 
 /// One operation as the router and the document need it.
 pub(crate) struct Entry {
-    #[cfg(test)]
     pub method: Method,
-    #[cfg(test)]
     pub path: &'static str,
     route: fn(Router<Api>) -> Router<Api>,
     document: fn(&mut Document),
@@ -21,9 +17,7 @@ pub(crate) struct Entry {
 
 fn entry<O: Operation>() -> Entry {
     Entry {
-        #[cfg(test)]
         method: O::METHOD,
-        #[cfg(test)]
         path: O::PATH,
         route: http::route::<O>,
         document: Document::add_operation::<O>,
@@ -73,12 +67,21 @@ pub(crate) fn entries() -> Vec<Entry> {
 
 /// Routes that do not answer JSON: charts (SVG), live events (SSE) and the document itself.
 /// Documented by hand in `openapi`; a test checks the document lists them and the operations.
-#[cfg(test)]
 pub(crate) const RAW_ROUTES: &[(&str, &str)] = &[
     ("get", "/api/charts/{name}"),
     ("get", "/api/events"),
     ("get", "/api/openapi.json"),
 ];
+
+/// Every `/api` route as (method, path with `{name}` parameters): the operations, then the
+/// raw routes. For tools that must cover the whole API (the year benchmark).
+pub fn routes() -> Vec<(&'static str, &'static str)> {
+    entries()
+        .iter()
+        .map(|e| (e.method.as_str(), e.path))
+        .chain(RAW_ROUTES.iter().copied())
+        .collect()
+}
 
 /// Every `/api` route, without authentication (the caller adds it).
 pub(crate) fn router() -> Router<Api> {

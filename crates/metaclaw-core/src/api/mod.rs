@@ -25,6 +25,7 @@ use metaclaw_domain::{Clock, Event};
 use metaclaw_store::Store;
 use tokio::sync::broadcast;
 
+pub use catalogue::routes;
 pub use client::ApiClient;
 pub use error::{ApiError, ErrorBody, ErrorCode};
 pub use operation::{Method, NoInput, Operation, PathArgs};

@@ -15,14 +15,24 @@ pub struct ProposalFilter {
     /// pending, approved, rejected or undone; all when absent (or "all").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<String>,
+    /// At most this many, newest first (default 100, at most 500).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<usize>,
+    /// Skip this many of the newest first (default 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offset: Option<usize>,
 }
+
+/// Most proposals one call returns: each carries a whole SKILL.md (twice for updates).
+pub const MAX_PROPOSALS_PAGE: usize = 500;
 
 pub struct ListProposals;
 
 impl Operation for ListProposals {
     const METHOD: Method = Method::Get;
     const PATH: &'static str = "/api/proposals";
-    const SUMMARY: &'static str = "Skill proposals (filter: status)";
+    const SUMMARY: &'static str =
+        "Skill proposals, newest first (filter: status; pages: limit, offset)";
     type Path = ();
     type Input = ProposalFilter;
     type Output = Vec<ProposalRow>;
@@ -35,7 +45,10 @@ impl Operation for ListProposals {
             ),
             None => None,
         };
-        Ok(api.evolution()?.proposals(status)?)
+        let limit = f.limit.unwrap_or(100).min(MAX_PROPOSALS_PAGE);
+        Ok(api
+            .evolution()?
+            .proposals_page(status, limit, f.offset.unwrap_or(0))?)
     }
 }
 

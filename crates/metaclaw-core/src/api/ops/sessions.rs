@@ -1,5 +1,7 @@
 //! Recorded sessions and turns, and thumbs on a turn.
 
+use std::collections::HashMap;
+
 use chrono::{DateTime, Utc};
 use metaclaw_domain::{Dialect, TurnStatus, TurnType};
 use metaclaw_store::{SessionRow, TurnRow};
@@ -14,7 +16,14 @@ pub struct SessionQuery {
     /// At most this many, newest first (default 50, at most 1000).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit: Option<usize>,
+    /// Skip this many of the newest first (default 0): the next page starts at the previous
+    /// page's offset plus its length.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offset: Option<usize>,
 }
+
+/// Most sessions one call returns.
+pub const MAX_SESSIONS_PAGE: usize = 1000;
 
 pub struct ListSessions;
 
@@ -27,11 +36,26 @@ impl Operation for ListSessions {
     type Output = Vec<SessionRow>;
 
     async fn run(api: &Api, _: (), q: SessionQuery) -> Result<Vec<SessionRow>, ApiError> {
-        Ok(api.store().sessions(q.limit.unwrap_or(50).min(1000))?)
+        let limit = q.limit.unwrap_or(50).min(MAX_SESSIONS_PAGE);
+        Ok(api.store().sessions_page(limit, q.offset.unwrap_or(0))?)
     }
 }
 
-/// A session with its turns as the dashboard shows them.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+pub struct SessionTurnsQuery {
+    /// At most this many turns, in order (default 200, at most 1000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<usize>,
+    /// Skip this many of the first turns (default 0); `session.turn_count` says how many
+    /// there are.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offset: Option<usize>,
+}
+
+/// Most turns one session call returns.
+pub const MAX_TURNS_PAGE: usize = 1000;
+
+/// A session with (a page of) its turns as the dashboard shows them.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct SessionDetail {
     pub session: SessionRow,
@@ -70,75 +94,81 @@ pub struct TurnFeedback {
     pub note: Option<String>,
 }
 
-fn view(turn: &TurnRow) -> metaclaw_evolve::TurnView {
-    metaclaw_evolve::TurnView {
-        turn_id: turn.id.clone(),
-        seq: turn.seq,
-        turn_type: turn.turn_type,
-        api: turn.api,
-        request: turn.request.clone(),
-        response: turn.response.clone(),
-        status: turn.status,
-        feedback: None,
-        reward: None,
-    }
-}
-
 pub struct GetSession;
 
 impl Operation for GetSession {
     const METHOD: Method = Method::Get;
     const PATH: &'static str = "/api/sessions/{id}";
-    const SUMMARY: &'static str = "A session with its turns, injected skills and feedback";
+    const SUMMARY: &'static str =
+        "A session with its turns (pages: limit, offset), injected skills and feedback";
     type Path = String;
-    type Input = crate::api::NoInput;
+    type Input = SessionTurnsQuery;
     type Output = SessionDetail;
 
-    async fn run(api: &Api, id: String, _: crate::api::NoInput) -> Result<SessionDetail, ApiError> {
+    async fn run(api: &Api, id: String, q: SessionTurnsQuery) -> Result<SessionDetail, ApiError> {
         let store = api.store();
         let session = store
             .session(&id)?
             .ok_or_else(|| ApiError::not_found(format!("no session `{id}`")))?;
         let feedback = store.feedback_in_session(&id)?;
+        // Only the conversation is shown: system prompts and tool lists stay blob refs.
         let turns = store
-            .turns_in_session(&id)?
-            .iter()
-            .map(|t| {
-                let v = view(t);
-                let injected = t
-                    .injected
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter(|i| i.get("kind").and_then(serde_json::Value::as_str) == Some("skill"))
-                    .map(|i| InjectedSkill {
-                        name: i["name"].as_str().unwrap_or_default().to_owned(),
-                        version: i["version"].clone(),
-                        score: i["score"].as_f64(),
-                    })
-                    .collect();
-                TurnSummary {
-                    id: t.id.clone(),
-                    seq: t.seq,
-                    turn_type: t.turn_type,
-                    api: t.api,
-                    model: t.model.clone(),
-                    status: t.status,
-                    error: t.error.clone(),
-                    started_at: t.started_at,
-                    latency_ms: t.latency_ms,
-                    user_text: metaclaw_evolve::redact(&metaclaw_evolve::user_text(&v)),
-                    assistant_text: metaclaw_evolve::redact(&metaclaw_evolve::assistant_text(&v)),
-                    injected,
-                    feedback: feedback.get(&t.id).map(|f| TurnFeedback {
-                        rating: f.rating,
-                        note: f.note.clone(),
-                    }),
-                    skill_generation: t.skill_generation,
-                }
-            })
+            .turns_in_session_unexpanded(
+                &id,
+                q.limit.unwrap_or(200).min(MAX_TURNS_PAGE),
+                q.offset.unwrap_or(0),
+            )?
+            .into_iter()
+            .map(|t| summary(t, &feedback))
             .collect();
         Ok(SessionDetail { session, turns })
+    }
+}
+
+fn summary(t: TurnRow, feedback: &HashMap<String, metaclaw_store::Feedback>) -> TurnSummary {
+    let injected = t
+        .injected
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|i| i.get("kind").and_then(serde_json::Value::as_str) == Some("skill"))
+        .map(|i| InjectedSkill {
+            name: i["name"].as_str().unwrap_or_default().to_owned(),
+            version: i["version"].clone(),
+            score: i["score"].as_f64(),
+        })
+        .collect();
+    let feedback = feedback.get(&t.id).map(|f| TurnFeedback {
+        rating: f.rating,
+        note: f.note.clone(),
+    });
+    // Moved, not cloned: a turn's request can be large.
+    let v = metaclaw_evolve::TurnView {
+        turn_id: t.id,
+        seq: t.seq,
+        turn_type: t.turn_type,
+        api: t.api,
+        request: t.request,
+        response: t.response,
+        status: t.status,
+        feedback: None,
+        reward: None,
+    };
+    TurnSummary {
+        user_text: metaclaw_evolve::redact(&metaclaw_evolve::user_text(&v)),
+        assistant_text: metaclaw_evolve::redact(&metaclaw_evolve::assistant_text(&v)),
+        id: v.turn_id,
+        seq: t.seq,
+        turn_type: t.turn_type,
+        api: t.api,
+        model: t.model,
+        status: t.status,
+        error: t.error,
+        started_at: t.started_at,
+        latency_ms: t.latency_ms,
+        injected,
+        feedback,
+        skill_generation: t.skill_generation,
     }
 }
 

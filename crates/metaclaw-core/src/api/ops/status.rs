@@ -93,7 +93,7 @@ impl Operation for GetStatus {
             Some(m) => store.turns_since(m)?,
             None => 0,
         };
-        let pending = store.proposals(Some(ProposalStatus::Pending))?.len() as u64;
+        let pending = store.proposal_count(ProposalStatus::Pending)?;
         let skills = api
             .parts()
             .skills
