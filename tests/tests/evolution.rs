@@ -4,7 +4,6 @@ mod support;
 
 use metaclaw_tests::wait::wait_for;
 
-use std::time::Duration;
 
 use metaclaw_core::EvolutionTrigger;
 use metaclaw_store::ProposalStatus;

@@ -154,6 +154,9 @@ fn run_on(core: &Core, cmd: SkillsCommand) -> Result<()> {
                 (),
                 ProposalFilter {
                     status: Some("pending".into()),
+                    // A review inbox larger than one page is read in full.
+                    limit: Some(metaclaw_core::api::ops::proposals::MAX_PROPOSALS_PAGE),
+                    offset: None,
                 },
             )?;
             if json {

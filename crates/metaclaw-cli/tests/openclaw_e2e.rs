@@ -6,7 +6,7 @@
 
 use std::path::PathBuf;
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use metaclaw_tests::mock_upstream::MockUpstream;
 use serde_json::Value;

@@ -53,6 +53,10 @@ pub struct Evolution {
     clock: Arc<dyn Clock>,
 }
 
+/// The most recent turns of a session a run reads: the evolver learns from what just
+/// happened, and a session of thousands of turns must not be loaded whole.
+const DISTIL_TURNS: usize = 60;
+
 /// Evolver endpoint: `rl.evolver_*` when its base is set, otherwise the user's own LLM.
 /// (Upstream paired the default `gpt-5.2` with any base URL and failed silently, #48.)
 fn evolver_for(config: &Config) -> Option<Evolver> {
@@ -107,6 +111,13 @@ impl Evolution {
 
     pub fn evolver_model(&self) -> Option<String> {
         self.evolver.load().as_ref().map(|e| e.model.clone())
+    }
+
+    fn is_running(&self, session_id: &str) -> bool {
+        self.running
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains(session_id)
     }
 
     /// Use the evolver endpoint the new settings name (`rl.evolver_*`, else `llm.*`).
@@ -204,7 +215,7 @@ impl Evolution {
         trigger: EvolutionTrigger,
         started: chrono::DateTime<chrono::Utc>,
     ) -> Result<RunReport, SkillError> {
-        let rows = self.store.turns_in_session(session_id)?;
+        let rows = self.store.last_turns_in_session(session_id, DISTIL_TURNS)?;
         if rows.is_empty() {
             return Err(SkillError::EmptySession(session_id.to_owned()));
         }
@@ -659,11 +670,18 @@ pub(crate) async fn triggers(
         if !config.skills.auto_evolve || config.learning_paused {
             continue;
         }
+        // A run for this session is under way: it will see these turns or the next trigger
+        // will (a burst must not queue a run per turn).
+        if evolution.is_running(&session) {
+            continue;
+        }
         let evo = evolution.clone();
         tokio::spawn(async move {
             // Recording is asynchronous: let the session's last turn reach the database.
             tokio::time::sleep(Duration::from_millis(200)).await;
-            let _ = evo.store.flush();
+            let store = evo.store.clone();
+            // Waits for the writer: never on the async workers that serve requests.
+            let _ = tokio::task::spawn_blocking(move || store.flush()).await;
             if let Err(e) = evo.distil(&session, trigger).await {
                 tracing::warn!(%session, "skill evolution could not run: {e}");
             }

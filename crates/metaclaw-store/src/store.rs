@@ -242,6 +242,12 @@ impl Store {
         turns::in_session(&self.read(), session_id, limit, offset, false)
     }
 
+    /// The last `n` turns of a session, ordered by `seq`, requests reinflated (what the
+    /// evolver reads: a session of thousands of turns is never loaded whole).
+    pub fn last_turns_in_session(&self, session_id: &str, n: usize) -> Result<Vec<TurnRow>> {
+        turns::tail_of_session(&self.read(), session_id, n)
+    }
+
     /// Ordered by `seq`.
     pub fn turn_ids_in_session(&self, session_id: &str) -> Result<Vec<String>> {
         turns::ids_in_session(&self.read(), session_id)

@@ -292,6 +292,25 @@ pub(crate) fn in_session(
         .collect()
 }
 
+/// The last `n` turns of a session, oldest first, requests reinflated.
+pub(crate) fn tail_of_session(
+    conn: &Connection,
+    session_id: &str,
+    n: usize,
+) -> Result<Vec<TurnRow>> {
+    let raws = conn
+        .prepare_cached(&format!(
+            "SELECT * FROM (SELECT {COLUMNS} FROM turns WHERE session_id = ?1 \
+             ORDER BY seq DESC LIMIT ?2) ORDER BY seq"
+        ))?
+        .query_map(params![session_id, to_i64(n as u64)], RawTurn::from_row)?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    let mut blobs = BlobCache::new(conn);
+    raws.into_iter()
+        .map(|raw| raw.into_row(Some(&mut blobs)))
+        .collect()
+}
+
 pub(crate) fn ids_in_session(conn: &Connection, session_id: &str) -> Result<Vec<String>> {
     let ids = conn
         .prepare_cached("SELECT id FROM turns WHERE session_id = ?1 ORDER BY seq")?

@@ -72,9 +72,9 @@ struct Args {
 fn main() -> ExitCode {
     let args = Args::parse();
     // The core's own logs (start-up phases, pruning) when asked for.
-    if std::env::var_os("METACLAW_LOG").is_some() {
-        metaclaw_core::init_tracing();
-    }
+    let _log = std::env::var_os("METACLAW_LOG")
+        .is_some()
+        .then(|| metaclaw_core::init_tracing(metaclaw_core::LogTarget::Stderr));
     let rt = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
