@@ -132,18 +132,25 @@ impl Shared {
         Some(turn)
     }
 
+    /// Thumbs on a turn, as a user does once it shows in the dashboard: a turn is recorded
+    /// just after its answer, so a 404 is retried for a moment.
     async fn thumbs(&self, turn: &str, rating: i8) {
-        let r = self
-            .client
-            .post(format!("{}/api/turns/{turn}/feedback", self.base))
-            .bearer_auth(&self.token)
-            .json(&json!({"rating": rating}))
-            .send()
-            .await;
-        match r {
-            Ok(r) if r.status().is_success() => {}
-            Ok(r) => self.error(format!("feedback: {}", r.status())),
-            Err(e) => self.error(format!("feedback: {e}")),
+        for attempt in 0..50 {
+            let r = self
+                .client
+                .post(format!("{}/api/turns/{turn}/feedback", self.base))
+                .bearer_auth(&self.token)
+                .json(&json!({"rating": rating}))
+                .send()
+                .await;
+            match r {
+                Ok(r) if r.status().is_success() => return,
+                Ok(r) if r.status() == reqwest::StatusCode::NOT_FOUND && attempt < 49 => {
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+                Ok(r) => return self.error(format!("feedback: {}", r.status())),
+                Err(e) => return self.error(format!("feedback: {e}")),
+            }
         }
     }
 
@@ -358,9 +365,9 @@ fn run(args: &Args) -> Result<()> {
                         _ => shared.turn("/messages", &anthropic_body(true, text), Some((&session, done))).await,
                     };
                     if let Some(turn) = turn
-                        && n % 10 == 0
+                        && n.is_multiple_of(10)
                     {
-                        shared.thumbs(&turn, if n % 20 == 0 { 1 } else { -1 }).await;
+                        shared.thumbs(&turn, if n.is_multiple_of(20) { 1 } else { -1 }).await;
                     }
                     n += 1;
                     // People and agents pause between turns.

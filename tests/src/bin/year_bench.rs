@@ -263,7 +263,6 @@ async fn run(args: Args) -> Result<String> {
         misses,
         targets.len()
     ));
-    drop(line);
     Ok(out)
 }
 
