@@ -4,7 +4,6 @@ mod support;
 
 use metaclaw_tests::wait::wait_for;
 
-
 use metaclaw_core::EvolutionTrigger;
 use metaclaw_store::ProposalStatus;
 use metaclaw_tests::mock_upstream::Behaviour;
