@@ -60,7 +60,7 @@ pub fn watch_signals() {
             eprintln!("[proxy-bench] interrupted: stopping child processes");
             let pids: Vec<u32> = children().clone();
             for pid in &pids {
-                let _ = kill(Pid::from_raw(*pid as i32), Signal::SIGTERM);
+                let _ = kill(Pid::from_raw(-(*pid as i32)), Signal::SIGTERM);
             }
             let deadline = Instant::now() + Duration::from_secs(5);
             for pid in &pids {
@@ -96,8 +96,12 @@ pub struct Proc {
 }
 
 impl Proc {
+    /// Each child leads its own process group, and is stopped with it: a wrapper such as
+    /// heaptrack takes the program it runs along.
     pub fn spawn(name: &'static str, cmd: &mut Command) -> Result<Proc> {
+        use std::os::unix::process::CommandExt;
         let child = cmd
+            .process_group(0)
             .spawn()
             .with_context(|| format!("could not start {name} ({cmd:?})"))?;
         let pid = child.id();
@@ -130,7 +134,7 @@ impl Proc {
             if let Some(status) = child.try_wait()? {
                 return Ok(status);
             }
-            let _ = kill(Pid::from_raw(self.pid as i32), Signal::SIGTERM);
+            let _ = kill(Pid::from_raw(-(self.pid as i32)), Signal::SIGTERM);
             let deadline = Instant::now() + Duration::from_secs(10);
             loop {
                 if let Some(status) = child.try_wait()? {
@@ -142,7 +146,7 @@ impl Proc {
                         self.name,
                         self.pid
                     );
-                    let _ = child.kill();
+                    let _ = kill(Pid::from_raw(-(self.pid as i32)), Signal::SIGKILL);
                     return Ok(child.wait()?);
                 }
                 std::thread::sleep(Duration::from_millis(2));
