@@ -11,14 +11,13 @@ use std::sync::mpsc::{Receiver, Sender};
 use std::thread::{self, JoinHandle};
 
 use chrono::{DateTime, Utc};
-use metaclaw_domain::{SessionEndReason, SessionSource, TurnRecord};
+use metaclaw_domain::{Clock, SessionEndReason, SessionSource, TurnRecord};
 use rusqlite::{Connection, Transaction, TransactionBehavior};
 
 use crate::backlog::{self, Backlog};
 use crate::error::{Result, StoreError};
 use crate::turns::PreparedTurn;
 use crate::{sessions, skills, timestamp, turns};
-use metaclaw_domain::Clock;
 
 /// Upper bound on one transaction, so a large backlog still commits in steady steps.
 const MAX_BATCH: usize = 1024;
