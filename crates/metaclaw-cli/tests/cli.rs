@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use assert_cmd::Command;
 use metaclaw_tests::mock_upstream::MockUpstream;
+use metaclaw_tests::wait::free_port;
 use predicates::prelude::*;
 
 fn metaclaw(home: &Path) -> Command {
@@ -18,7 +19,17 @@ fn metaclaw(home: &Path) -> Command {
     cmd
 }
 
-use metaclaw_tests::wait::free_port;
+/// A command that succeeds and prints JSON, parsed.
+fn json_of(home: &Path, args: &[&str]) -> serde_json::Value {
+    let out = metaclaw(home)
+        .args(args)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    serde_json::from_slice(&out).unwrap()
+}
 
 #[test]
 fn version_prints_the_crate_version() {
@@ -202,14 +213,7 @@ fn start_status_stop_lifecycle() {
     assert_eq!(resp, 200);
     // The turn is recorded off the request path: wait until status counts it.
     let status = metaclaw_tests::wait::wait_for_blocking("status to count the turn", || {
-        let out = metaclaw(home.path())
-            .args(["status", "--json"])
-            .assert()
-            .success()
-            .get_output()
-            .stdout
-            .clone();
-        let status: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        let status = json_of(home.path(), &["status", "--json"]);
         (status["turns_today"] == 1).then_some(status)
     });
     assert_eq!(status["running"], true);
@@ -291,14 +295,7 @@ fn skills_list_search_switch_show_and_lint() {
         .args(["skills", "pin", "write-clear-emails"])
         .assert()
         .success();
-    let out = metaclaw(home.path())
-        .args(["skills", "list", "--json"])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let list: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    let list = json_of(home.path(), &["skills", "list", "--json"]);
     let find = |n: &str| {
         list.as_array()
             .unwrap()
@@ -417,14 +414,7 @@ fn evolution_inbox_from_the_command_line() {
         .assert()
         .success()
         .stdout(predicate::str::contains("#1 new `use-iso-dates`"));
-    let status = metaclaw(home.path())
-        .args(["status", "--json"])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let status: serde_json::Value = serde_json::from_slice(&status).unwrap();
+    let status = json_of(home.path(), &["status", "--json"]);
     assert_eq!(status["skills"]["pending_proposals"], 1);
 
     let edited = home.path().join("edited.md");

@@ -9,6 +9,7 @@ use std::process::Command;
 use std::time::Instant;
 
 use metaclaw_tests::mock_upstream::MockUpstream;
+use metaclaw_tests::wait::free_port;
 use serde_json::Value;
 
 struct Env {
@@ -62,8 +63,6 @@ impl Drop for Daemon<'_> {
             .output();
     }
 }
-
-use metaclaw_tests::wait::free_port;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn openclaw_two_turns_through_the_proxy_then_unwire() {

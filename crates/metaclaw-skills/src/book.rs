@@ -202,6 +202,17 @@ mod tests {
         })
     }
 
+    /// A watched folder holding one skill, and that skill's file.
+    fn watched_coffee() -> (tempfile::TempDir, PathBuf, Arc<SkillBook>, WatchGuard) {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("brew-coffee")).unwrap();
+        let file = dir.path().join("brew-coffee/SKILL.md");
+        std::fs::write(&file, COFFEE).unwrap();
+        let book = book_over(dir.path());
+        let guard = book.watch().unwrap().unwrap();
+        (dir, file, book, guard)
+    }
+
     #[test]
     fn edits_on_disk_are_picked_up_and_old_snapshots_stay_whole() {
         let dir = tempfile::tempdir().unwrap();
@@ -219,12 +230,7 @@ mod tests {
 
     #[test]
     fn reading_the_folder_never_reloads() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(dir.path().join("brew-coffee")).unwrap();
-        let file = dir.path().join("brew-coffee/SKILL.md");
-        std::fs::write(&file, COFFEE).unwrap();
-        let book = book_over(dir.path());
-        let _guard = book.watch().unwrap().unwrap();
+        let (_dir, file, book, _guard) = watched_coffee();
         // Reads as the reload itself does them: each open and read is a watcher event.
         for _ in 0..20 {
             std::fs::read_to_string(&file).unwrap();
@@ -245,12 +251,7 @@ mod tests {
 
     #[test]
     fn editors_that_save_by_rename_are_picked_up() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(dir.path().join("brew-coffee")).unwrap();
-        let file = dir.path().join("brew-coffee/SKILL.md");
-        std::fs::write(&file, COFFEE).unwrap();
-        let book = book_over(dir.path());
-        let _guard = book.watch().unwrap().unwrap();
+        let (dir, file, book, _guard) = watched_coffee();
         let tmp = dir.path().join("brew-coffee/.SKILL.md.swp");
         std::fs::write(&tmp, COFFEE.replace("medium-fine", "extra-fine")).unwrap();
         std::fs::rename(&tmp, &file).unwrap();

@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 
 use chrono::{DateTime, TimeZone, Utc};
-use metaclaw_domain::{Dialect, SessionSource, TurnRecord, TurnStatus, TurnType, Usage};
+use metaclaw_domain::TurnRecord;
 use metaclaw_store::{NewProposal, ProposalKind, ProposalStatus, SkillStats, Store};
 use serde_json::{Value, json};
 use tempfile::TempDir;
@@ -22,27 +22,12 @@ fn turn(session: &str, id: &str, started_at: DateTime<Utc>, n: usize) -> TurnRec
         .map(|k| json!({"kind": "skill", "name": SKILLS[(n + k) % SKILLS.len()], "version": "1"}))
         .collect();
     TurnRecord {
-        turn_id: id.to_owned(),
-        session_id: session.to_owned(),
-        session_source: SessionSource::Header,
-        turn_type: TurnType::Main,
-        api: Dialect::OpenAi,
-        stream: false,
-        model: Some("m".to_owned()),
         request: json!({"messages": [
             {"role": "system", "content": format!("prompt {}", n % 5)},
             {"role": "user", "content": id},
         ]}),
-        response: None,
-        status: TurnStatus::Ok,
-        http_status: 200,
-        error: None,
-        usage: Usage::default(),
-        started_at,
-        latency_ms: 1.0,
-        ttfb_ms: None,
         injected: Value::Array(injected),
-        skill_generation: None,
+        ..TurnRecord::minimal(session, id, id, started_at)
     }
 }
 
