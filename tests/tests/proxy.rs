@@ -587,3 +587,79 @@ async fn models_and_unknown_routes() {
     );
     h.stop().await;
 }
+
+/// The human message a recorded provider error carries, wherever the provider put it.
+fn recorded_message(body: &Value) -> &str {
+    body.pointer("/error/message")
+        .or_else(|| body.get("message"))
+        .and_then(Value::as_str)
+        .expect("every recording has a message")
+}
+
+/// Every error response a real provider sent (tests/fixtures/upstream_errors.json) reaches
+/// each kind of client with its status, in a shape that client's SDK reads, saying what the
+/// provider said; and each is recorded as an upstream error.
+#[tokio::test]
+async fn recorded_provider_errors_reach_every_client_readable() {
+    use metaclaw_tests::mock_upstream::recorded;
+    let openai_wire = Harness::start().await;
+    let anthropic_wire =
+        Harness::start_with(|c| c.llm.provider = metaclaw_config::LlmProvider::Anthropic).await;
+    let messages_body = |stream: bool| {
+        json!({"model": "m", "max_tokens": 10, "stream": stream,
+               "messages": [{"role": "user", "content": "x"}]})
+    };
+    for r in recorded::all() {
+        let said = recorded_message(&r.body);
+        let what = format!("{} {} ({})", r.provider, r.status, r.source);
+        let (h, clients): (&Harness, &[(&str, bool)]) = match r.wire.as_str() {
+            "openai" => (
+                &openai_wire,
+                &[
+                    ("/v1/chat/completions", false),
+                    ("/v1/chat/completions", true),
+                    ("/v1/messages", false),
+                    ("/v1/messages", true),
+                ],
+            ),
+            _ => (
+                &anthropic_wire,
+                &[("/v1/messages", false), ("/v1/messages", true)],
+            ),
+        };
+        for &(path, stream) in clients {
+            h.mock
+                .push(Behaviour::recorded(r.provider.clone(), r.status));
+            let body = if path == "/v1/messages" {
+                messages_body(stream)
+            } else {
+                let mut b = chat("x");
+                b["stream"] = json!(stream);
+                b
+            };
+            let resp = h.post(path).json(&body).send().await.unwrap();
+            assert_eq!(resp.status().as_u16(), r.status, "{what} via {path}");
+            let got: Value = resp.json().await.unwrap();
+            let message = if path == "/v1/messages" {
+                assert_eq!(got["type"], "error", "{what} via {path}: {got}");
+                assert!(got["error"]["type"].is_string(), "{what} via {path}: {got}");
+                got["error"]["message"].as_str()
+            } else {
+                got["error"]["message"].as_str()
+            };
+            let message = message.unwrap_or_else(|| panic!("{what} via {path}: {got}"));
+            assert!(message.contains(said), "{what} via {path}: {got}");
+        }
+    }
+    for h in [openai_wire, anthropic_wire] {
+        let expected = h.mock.requests().len() as u64;
+        h.wait_turns(expected).await;
+        let turns = h.all_turns();
+        assert!(
+            turns.iter().all(|t| t.status == TurnStatus::UpstreamError),
+            "{:?}",
+            turns.iter().map(|t| t.status).collect::<Vec<_>>()
+        );
+        h.stop().await;
+    }
+}

@@ -83,11 +83,13 @@ impl Parts {
         let store_ms = t0.elapsed().as_secs_f64() * 1e3;
         let (events, _) = broadcast::channel(1024);
         let live = LiveConfig::new(config.clone(), home.config_path(), events.clone());
+        let t_skills = std::time::Instant::now();
         let skills = if config.skills.enabled {
             Some(SkillService::new(config, home, store.clone())?)
         } else {
             None
         };
+        let skills_ms = t_skills.elapsed().as_secs_f64() * 1e3;
         let evolution = skills.as_ref().map(|service| {
             Evolution::new(
                 config,
@@ -97,7 +99,10 @@ impl Parts {
                 clock.clone(),
             )
         });
+        let t_scheduler = std::time::Instant::now();
         let scheduler = Arc::new(crate::scheduling::build(config, home, clock.clone()));
+        let scheduler_ms = t_scheduler.elapsed().as_secs_f64() * 1e3;
+        let t_rl = std::time::Instant::now();
         let rl = crate::rl::service(
             home,
             store.clone(),
@@ -106,8 +111,12 @@ impl Parts {
             &live,
         );
         // Start-up must not grow with the database; this says where the time went.
+        let rl_ms = t_rl.elapsed().as_secs_f64() * 1e3;
         tracing::debug!(
             store_ms,
+            skills_ms,
+            scheduler_ms,
+            rl_ms,
             total_ms = t0.elapsed().as_secs_f64() * 1e3,
             "core: parts opened"
         );

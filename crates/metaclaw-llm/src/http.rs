@@ -3,6 +3,8 @@
 //! downloads, calendar URLs, the CLI talking to a running core). One builder keeps their
 //! user agent, timeouts and proxy rules the same.
 
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 /// How a client should behave.
@@ -46,7 +48,11 @@ impl Default for HttpOptions {
 }
 
 pub fn http_client(options: &HttpOptions) -> Result<reqwest::Client, reqwest::Error> {
-    let mut builder = reqwest::Client::builder()
+    let mut builder = reqwest::Client::builder();
+    if let Some(tls) = shared_tls() {
+        builder = builder.tls_backend_preconfigured(tls);
+    }
+    builder = builder
         .connect_timeout(options.connect_timeout)
         .user_agent(concat!("metaclaw/", env!("CARGO_PKG_VERSION")));
     if let Some(timeout) = options.timeout {
@@ -56,6 +62,26 @@ pub fn http_client(options: &HttpOptions) -> Result<reqwest::Client, reqwest::Er
         builder = builder.no_proxy();
     }
     builder.build()
+}
+
+/// How many times the shared TLS context was built (once per process, unless it failed).
+static TLS_BUILDS: AtomicUsize = AtomicUsize::new(0);
+
+/// The TLS context every client shares. Building one reads and parses the system's root
+/// certificates, about 100 ms, which start-up paid once per client (evolver, calendar, judge,
+/// ...). `None` when it cannot be built: each client then builds its own and reports why.
+fn shared_tls() -> Option<native_tls::TlsConnector> {
+    static TLS: OnceLock<Option<native_tls::TlsConnector>> = OnceLock::new();
+    TLS.get_or_init(|| {
+        TLS_BUILDS.fetch_add(1, Ordering::Relaxed);
+        native_tls::TlsConnector::builder()
+            // What reqwest asks for itself with HTTP/2 on: h2 when the server offers it.
+            .request_alpns(&["h2", "http/1.1"])
+            .build()
+            .map_err(|e| tracing::warn!("shared TLS context not built: {e}"))
+            .ok()
+    })
+    .clone()
 }
 
 #[cfg(test)]
@@ -71,5 +97,13 @@ mod tests {
         ] {
             http_client(&options).unwrap();
         }
+    }
+
+    #[test]
+    fn clients_share_one_tls_context() {
+        for _ in 0..4 {
+            http_client(&HttpOptions::default()).unwrap();
+        }
+        assert_eq!(TLS_BUILDS.load(Ordering::Relaxed), 1);
     }
 }

@@ -15,6 +15,7 @@ const MIGRATION_LIST: &[M<'static>] = &[
     M::up(include_str!("../migrations/0004_training.sql")),
     M::up(include_str!("../migrations/0005_samples.sql")),
     M::up(include_str!("../migrations/0006_year_scale.sql")),
+    M::up(include_str!("../migrations/0007_prm_verdicts.sql")),
 ];
 
 const MIGRATIONS: Migrations<'static> = Migrations::from_slice(MIGRATION_LIST);
@@ -168,9 +169,10 @@ mod tests {
         for (i, name) in names.iter().enumerate() {
             assert!(name.starts_with(&format!("{:04}_", i + 1)), "{name}");
         }
-        assert_eq!(SCHEMA_VERSION, 6);
+        assert_eq!(SCHEMA_VERSION, 7);
         assert!(names[4].contains("samples"));
         assert!(names[5].contains("year_scale"));
+        assert!(names[6].contains("prm_verdicts"));
     }
 
     /// 0004 applies on top of a 0003 database; its tables are STRICT.
@@ -307,6 +309,98 @@ mod tests {
             .unwrap();
         assert_eq!(usage_table(&conn), usage_from_log(&conn));
         assert!(usage_table(&conn).iter().all(|(name, ..)| name != "git"));
+    }
+
+    /// Each judged turn's verdict computed from its votes, as the chart did before 0007.
+    fn verdicts_from_votes(conn: &Connection) -> Vec<(String, i64)> {
+        conn.prepare(
+            "SELECT turn_id, CASE WHEN up > down AND up > zero THEN 1
+                                  WHEN down > up AND down > zero THEN -1 ELSE 0 END
+             FROM (SELECT turn_id, sum(score = 1) AS up, sum(score = 0) AS zero,
+                          sum(score = -1) AS down
+                   FROM prm_votes GROUP BY turn_id)
+             ORDER BY turn_id",
+        )
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap()
+    }
+
+    fn verdicts_table(conn: &Connection) -> Vec<(String, i64)> {
+        conn.prepare("SELECT turn_id, verdict FROM prm_verdicts ORDER BY turn_id")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap()
+    }
+
+    /// 0007 backfills `prm_verdicts` from the votes already stored, and its triggers keep
+    /// it equal to the votes through new votes, replaced votes, a changed score and
+    /// deleted turns.
+    #[test]
+    fn migration_0007_backfills_verdicts_and_keeps_them() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        conn.pragma_update(None, "foreign_keys", "ON").unwrap();
+        Migrations::from_slice(&MIGRATION_LIST[..6])
+            .to_latest(&mut conn)
+            .unwrap();
+        conn.execute(
+            "INSERT INTO sessions (id, source, started_at, last_seen_at) VALUES ('s', 'body', 'a', 'z')",
+            [],
+        )
+        .unwrap();
+        for (seq, id) in ["t1", "t2", "t3", "t4"].iter().enumerate() {
+            conn.execute(
+                "INSERT INTO turns (id, session_id, seq, turn_type, api, stream, request_json,
+                     status, http_status, started_at, latency_ms, injected_json)
+                 VALUES (?1, 's', ?2, 'main', 'openai', 0, '{}', 'ok', 200, 'a', 1.0, '[]')",
+                rusqlite::params![id, seq as i64 + 1],
+            )
+            .unwrap();
+        }
+        let vote = |conn: &Connection, id: &str, scores: &[i64]| {
+            conn.execute("DELETE FROM prm_votes WHERE turn_id = ?1", [id])
+                .unwrap();
+            for (n, score) in scores.iter().enumerate() {
+                conn.execute(
+                    "INSERT INTO prm_votes (turn_id, vote, score, rationale, created_at)
+                     VALUES (?1, ?2, ?3, '', 't')",
+                    rusqlite::params![id, n as i64, score],
+                )
+                .unwrap();
+            }
+        };
+        vote(&conn, "t1", &[1, 1, -1]);
+        vote(&conn, "t2", &[-1, 0, -1]);
+        vote(&conn, "t3", &[1, -1, 0]); // a three-way tie is 0
+
+        migrate(&mut conn).unwrap();
+        let backfilled = verdicts_table(&conn);
+        assert_eq!(
+            backfilled,
+            vec![("t1".into(), 1), ("t2".into(), -1), ("t3".into(), 0)]
+        );
+        assert_eq!(backfilled, verdicts_from_votes(&conn));
+
+        vote(&conn, "t4", &[1]);
+        assert_eq!(verdicts_table(&conn), verdicts_from_votes(&conn));
+        vote(&conn, "t1", &[-1, -1, 0]); // the judge ran again
+        assert_eq!(verdicts_table(&conn), verdicts_from_votes(&conn));
+        conn.execute(
+            "UPDATE prm_votes SET score = 1 WHERE turn_id = 't3' AND vote = 2",
+            [],
+        )
+        .unwrap();
+        assert_eq!(verdicts_table(&conn), verdicts_from_votes(&conn));
+        vote(&conn, "t4", &[]); // votes removed: no verdict left
+        assert_eq!(verdicts_table(&conn), verdicts_from_votes(&conn));
+        assert!(verdicts_table(&conn).iter().all(|(id, _)| id != "t4"));
+        conn.execute("DELETE FROM turns WHERE id IN ('t1', 't2')", [])
+            .unwrap();
+        assert_eq!(verdicts_table(&conn), vec![("t3".into(), 1)]);
     }
 
     #[test]

@@ -181,19 +181,10 @@ pub(crate) fn reward(conn: &Connection, turn_id: &str) -> Result<Option<TurnRewa
 /// Computed from the votes (not from `turn_rewards`, whose `combined` rewards no longer
 /// say what the PRM voted): a turn's score is the one most of its votes gave; a tie
 /// between the most frequent scores counts as 0. Turns without votes are not counted.
+/// `prm_verdicts` holds that verdict per turn, kept by triggers on the votes (0007).
 pub(crate) fn score_distribution(conn: &Connection) -> Result<Vec<(i8, u64)>> {
     let rows = conn
-        .prepare_cached(
-            // One pass over the votes, grouped by turn (the primary key's order): a score
-            // wins only with more votes than each other score; any tie at the top is 0.
-            "SELECT CASE WHEN up > down AND up > zero THEN 1
-                         WHEN down > up AND down > zero THEN -1
-                         ELSE 0 END,
-                    count(*)
-             FROM (SELECT sum(score = 1) AS up, sum(score = 0) AS zero, sum(score = -1) AS down
-                   FROM prm_votes GROUP BY turn_id)
-             GROUP BY 1",
-        )?
+        .prepare_cached("SELECT verdict, count(*) FROM prm_verdicts GROUP BY verdict")?
         .query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)))?
         .collect::<rusqlite::Result<Vec<_>>>()?;
     let mut out = vec![(-1i8, 0u64), (0, 0), (1, 0)];
@@ -202,7 +193,7 @@ pub(crate) fn score_distribution(conn: &Connection) -> Result<Vec<(i8, u64)>> {
             .iter_mut()
             .find(|(s, _)| i64::from(*s) == score)
             .ok_or_else(|| StoreError::InvalidColumn {
-                column: "prm_votes.score",
+                column: "prm_verdicts.verdict",
                 value: score.to_string(),
             })?;
         slot.1 = to_u64(n);

@@ -66,6 +66,11 @@ pub enum Behaviour {
         #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
         headers: BTreeMap<String, String>,
     },
+    /// An error a real provider sent (`tests/fixtures/upstream_errors.json`), as it was.
+    Recorded {
+        provider: String,
+        status: u16,
+    },
     DelayMs {
         ms: u64,
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -134,6 +139,45 @@ impl Behaviour {
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect(),
         }
+    }
+
+    /// The error `provider` really sent with `status` (see `mock_upstream::recorded`).
+    pub fn recorded(provider: impl Into<String>, status: u16) -> Self {
+        Self::Recorded {
+            provider: provider.into(),
+            status,
+        }
+    }
+
+    /// Replaces each `Recorded` with the `Error` it stands for; an unknown recording is an
+    /// error, so a script cannot silently fall back to something else.
+    pub(crate) fn resolve(self) -> Result<Self, String> {
+        Ok(match self {
+            Self::Recorded { provider, status } => {
+                let r = super::recorded::find(&provider, status).ok_or_else(|| {
+                    format!("no recorded {status} response of {provider:?} in tests/fixtures/upstream_errors.json")
+                })?;
+                Self::Error {
+                    status,
+                    body: Some(r.body.clone()),
+                    headers: r.headers.clone(),
+                }
+            }
+            Self::DelayMs { ms, then } => Self::DelayMs {
+                ms,
+                then: then.map(|b| b.resolve().map(Box::new)).transpose()?,
+            },
+            Self::Match {
+                contains,
+                path,
+                then,
+            } => Self::Match {
+                contains,
+                path,
+                then: Box::new(then.resolve()?),
+            },
+            other => other,
+        })
     }
 
     pub fn delay(ms: u64, then: Behaviour) -> Self {

@@ -8,6 +8,7 @@
 mod behaviour;
 mod body;
 mod embed;
+pub mod recorded;
 mod render;
 
 use std::collections::{BTreeMap, VecDeque};
@@ -129,6 +130,10 @@ impl Shared {
     }
 
     fn push(&self, b: Behaviour) {
+        // Scripts from Rust name recordings that exist; a typo is the test's bug.
+        let b = b
+            .resolve()
+            .unwrap_or_else(|e| panic!("mock upstream script: {e}"));
         lock(&self.queue).push_back(b);
     }
 
@@ -364,8 +369,8 @@ pub(crate) fn router(shared: Arc<Shared>) -> Router {
         .with_state(shared)
 }
 
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Api {
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Api {
     OpenAi,
     Anthropic,
 }
@@ -394,13 +399,7 @@ fn error_response(
     seq: u64,
 ) -> Response {
     let status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    let body = body.unwrap_or_else(|| {
-        let msg = format!("mock upstream error {}", status.as_u16());
-        match api {
-            Api::OpenAi => render::openai_error_body(status.as_u16(), &msg),
-            Api::Anthropic => render::anthropic_error_body(status.as_u16(), &msg),
-        }
-    });
+    let body = body.unwrap_or_else(|| recorded::default_for(api, status.as_u16()).body.clone());
     let mut resp = json_response(status, &body, seq);
     for (k, v) in headers {
         if let (Ok(k), Ok(v)) = (
@@ -541,10 +540,7 @@ async fn llm(
             End::StreamError {
                 status, message, ..
             } => {
-                let body = match api {
-                    Api::OpenAi => render::openai_error_body(status, &message),
-                    Api::Anthropic => render::anthropic_error_body(status, &message),
-                };
+                let body = recorded::body(api, status, &message);
                 error_response(api, status, Some(body), &BTreeMap::new(), seq)
             }
             End::Reset { .. } | End::Normal => {
@@ -660,6 +656,7 @@ fn plan(b: Option<Behaviour>, last_user: &str, chunks: usize) -> Answer {
             Behaviour::DelayMs { .. }
             | Behaviour::Hang
             | Behaviour::Error { .. }
+            | Behaviour::Recorded { .. }
             | Behaviour::Match { .. },
         )
         | None => a.content = split(&default_text()),
@@ -718,7 +715,7 @@ async fn embeddings(
         }
     }
     if texts.is_empty() {
-        let v = render::openai_error_body(400, "'input' is required");
+        let v = recorded::body(Api::OpenAi, 400, "'input' is required");
         return json_response(StatusCode::BAD_REQUEST, &v, seq);
     }
     let dim = req
@@ -759,7 +756,8 @@ async fn not_found(
     body: Bytes,
 ) -> Response {
     let (seq, _) = sh.arrive(&method, &uri, &headers, &body);
-    let v = render::openai_error_body(
+    let v = recorded::body(
+        Api::OpenAi,
         404,
         &format!("mock upstream: no route for {} {}", method, uri.path()),
     );
@@ -772,12 +770,16 @@ async fn ctl_script(State(sh): State<Arc<Shared>>, body: Bytes) -> Response {
             .into_iter()
             .enumerate()
             .map(|(i, v)| {
-                serde_json::from_value::<Behaviour>(v).map_err(|e| format!("item {i}: {e}"))
+                serde_json::from_value::<Behaviour>(v)
+                    .map_err(|e| e.to_string())
+                    .and_then(Behaviour::resolve)
+                    .map_err(|e| format!("item {i}: {e}"))
             })
             .collect(),
         Ok(v) => serde_json::from_value::<Behaviour>(v)
-            .map(|b| vec![b])
-            .map_err(|e| e.to_string()),
+            .map_err(|e| e.to_string())
+            .and_then(Behaviour::resolve)
+            .map(|b| vec![b]),
         Err(e) => Err(e.to_string()),
     };
     match parsed {

@@ -158,36 +158,6 @@ fn finish_steps(
 
 // ---------------------------------------------------------------- errors
 
-pub(crate) fn openai_error_body(status: u16, message: &str) -> Value {
-    let (ty, code) = match status {
-        400 => ("invalid_request_error", Value::Null),
-        401 => ("invalid_request_error", json!("invalid_api_key")),
-        403 => ("permission_denied", Value::Null),
-        404 => ("invalid_request_error", json!("model_not_found")),
-        413 => ("invalid_request_error", json!("request_too_large")),
-        429 => ("requests", json!("rate_limit_exceeded")),
-        503 | 529 => ("server_error", json!("overloaded")),
-        _ => ("server_error", Value::Null),
-    };
-    json!({"error": {"message": message, "type": ty, "param": null, "code": code}})
-}
-
-pub(crate) fn anthropic_error_body(status: u16, message: &str) -> Value {
-    let ty = match status {
-        400 => "invalid_request_error",
-        401 => "authentication_error",
-        402 => "billing_error",
-        403 => "permission_error",
-        404 => "not_found_error",
-        413 => "request_too_large",
-        429 => "rate_limit_error",
-        504 => "timeout_error",
-        529 | 503 => "overloaded_error",
-        _ => "api_error",
-    };
-    json!({"type": "error", "error": {"type": ty, "message": message}})
-}
-
 // ---------------------------------------------------------------- OpenAI
 
 fn openai_usage(ctx: &Ctx, answer: &Answer) -> Value {
@@ -298,7 +268,7 @@ pub(crate) fn openai_stream(ctx: &Ctx, answer: &Answer) -> Vec<Step> {
     }
     ev.push((Bytes::from_static(b"data: [DONE]\n\n"), false));
     finish_steps(ev, answer, |status, message| {
-        sse_data(&openai_error_body(status, message))
+        sse_data(&super::recorded::body(super::Api::OpenAi, status, message))
     })
 }
 
@@ -465,6 +435,9 @@ pub(crate) fn anthropic_stream(ctx: &Ctx, answer: &Answer) -> Vec<Step> {
         false,
     ));
     finish_steps(ev, answer, |status, message| {
-        sse_event("error", &anthropic_error_body(status, message))
+        sse_event(
+            "error",
+            &super::recorded::body(super::Api::Anthropic, status, message),
+        )
     })
 }
