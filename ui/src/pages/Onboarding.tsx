@@ -401,7 +401,7 @@ function FailureBox(props: { failure: EndpointFailure }) {
     <div class="notice notice-error" role="alert" data-testid="onboarding-test-failure" data-kind={f.kind}>
       <strong>Connection failed: </strong>
       <span data-testid="onboarding-failure-summary">{f.summary}</span>
-      {KIND_HELP[f.kind] && <span> {KIND_HELP[f.kind]}</span>}
+      {KIND_HELP[f.kind] && <div class="small">{KIND_HELP[f.kind]}</div>}
       <details>
         <summary>Details</summary>
         <p class="mono small break">{f.detail}</p>
@@ -627,7 +627,8 @@ function DoneStep(props: { saved: { base: string; model: string } | null }) {
           <strong>Review what it learns.</strong> New skills distilled from your sessions wait in the <a href={href("inbox")}>Inbox</a>.
         </li>
         <li>
-          <strong>Enable RL when you want.</strong> Fine-tuning on your sessions is off; turn it on in <a href={href("settings")}>Settings</a>.
+          <strong>Enable RL when you want.</strong> Fine-tuning on your sessions is {status.data?.rl_enabled ? "on" : "off"}; switch it in{" "}
+          <a href={href("settings")}>Settings</a>.
         </li>
       </ul>
       <div class="form-actions">
