@@ -242,6 +242,16 @@ async fn a_closed_port_and_a_silent_server_are_told_apart() {
     );
     assert!(started.elapsed() < std::time::Duration::from_secs(10));
 
+    // https:// to a plain-HTTP server: the handshake fails, and says so.
+    let t = api
+        .post(
+            "/api/onboarding/test",
+            json!({"api_base": format!("https://{}/v1", h.mock.addr()), "model": "m"}),
+        )
+        .await;
+    assert_eq!(t["failure"]["kind"], "tls", "{t}");
+    assert_eq!(t["failure"]["summary"], "The secure connection failed");
+
     let t = api
         .post(
             "/api/onboarding/test",
