@@ -337,6 +337,19 @@ async fn a_fresh_home_needs_onboarding_until_an_endpoint_is_saved() {
         api.get("/api/onboarding/presets").await["current"],
         Value::Null
     );
+    // An agent that calls before onboarding is told what to do.
+    let r = h
+        .chat(&json!({"model": "x", "messages": [{"role": "user", "content": "hi"}]}))
+        .await;
+    assert_eq!(r.status(), 502);
+    let body: Value = r.json().await.unwrap();
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("no upstream LLM is configured"),
+        "{body}"
+    );
 
     let saved = api
         .post(
