@@ -3,7 +3,7 @@ import { useContext, useEffect, useRef, useState } from "preact/hooks";
 import { api, onAuthState, type Status } from "./lib/api";
 import { connectEvents, disconnectEvents, useLive, useLiveState } from "./lib/events";
 import { useResource, type Resource } from "./lib/resource";
-import { href, useRoute } from "./lib/router";
+import { href, navigate, useRoute } from "./lib/router";
 import { setChoice, useTheme, type ThemeChoice } from "./lib/theme";
 import { Toasts } from "./components/toast";
 import { Kbd } from "./components/ui";
@@ -16,6 +16,7 @@ import { SessionDetailPage } from "./pages/SessionDetail";
 import { TrainingPage } from "./pages/Training";
 import { SchedulerPage } from "./pages/Scheduler";
 import { SettingsPage } from "./pages/Settings";
+import { OnboardingPage, ONBOARDING_PAGE } from "./pages/Onboarding";
 
 const StatusContext = createContext<Resource<Status> | null>(null);
 
@@ -60,6 +61,15 @@ function Shell(props: { status: Status | undefined; offline: boolean; onRetry: (
   const route = useRoute();
   const main = useRef<HTMLElement>(null);
   const first = useRef(true);
+  const onboardingOffered = useRef(false);
+
+  // First run (no upstream configured): open on onboarding instead of an Overview with no
+  // way forward. Once per page load, so "Skip for now" is respected until the next visit.
+  useEffect(() => {
+    if (!props.status || onboardingOffered.current) return;
+    onboardingOffered.current = true;
+    if (props.status.needs_onboarding && route.page === "overview") navigate(ONBOARDING_PAGE);
+  }, [props.status !== undefined]);
 
   // Move focus to the new page's heading on navigation (not on first load).
   useEffect(() => {
@@ -149,6 +159,8 @@ function Page(props: { page: string; params: string[] }) {
       return <SchedulerPage />;
     case "settings":
       return <SettingsPage />;
+    case ONBOARDING_PAGE:
+      return <OnboardingPage />;
     default:
       return (
         <div class="page">

@@ -11,11 +11,13 @@
 //! - [`restore`] puts the original bytes back only if the file still holds
 //!   exactly what MetaClaw wrote, and otherwise lists the keys to revert;
 //! - [`restart`] runs the claw's restart command (30 s timeout), reporting
-//!   failures instead of failing.
+//!   failures instead of failing;
+//! - [`installed`] tells whether a claw is on this machine from its files.
 //!
 //! Paths are resolved from an injected [`PathEnv`] (home + variables); the
 //! engine never reads the process environment.
 
+mod detect;
 mod doc;
 mod engine;
 mod error;
@@ -29,6 +31,7 @@ mod state;
 
 use std::sync::OnceLock;
 
+pub use detect::installed;
 pub use engine::{apply, config_paths, forget, restore};
 pub use error::ClawError;
 pub use params::{PathEnv, TEMPLATE_VARIABLES, WireParams};

@@ -204,7 +204,8 @@ pub struct SetupArgs {
     /// Never prompt; take everything from flags and defaults.
     #[arg(long)]
     pub non_interactive: bool,
-    /// Provider preset: kimi, qwen, openai, openrouter, anthropic or custom.
+    /// Provider preset: kimi, qwen, openai, openrouter, anthropic, ollama, vllm, lmstudio or
+    /// custom (the local servers are saved as `custom` with their URL).
     #[arg(long)]
     pub provider: Option<String>,
     #[arg(long)]

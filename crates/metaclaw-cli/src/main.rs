@@ -5,7 +5,6 @@ mod config_cmd;
 mod connection;
 mod daemon;
 mod output;
-mod presets;
 mod scheduler_cmd;
 mod seed;
 mod setup;

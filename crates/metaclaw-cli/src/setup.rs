@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use crate::cli::{ModeArg, SetupArgs};
 use crate::output::say;
-use crate::presets::{PRESETS, Preset, find};
+use metaclaw_config::preset::{self, PRESETS, Preset, find};
 
 const MODES: [ModeArg; 3] = [ModeArg::SkillsOnly, ModeArg::Rl, ModeArg::Auto];
 
@@ -32,11 +32,14 @@ pub fn run(home: &Home, args: SetupArgs) -> Result<()> {
     };
 
     doc.set("mode", json!(answers.mode.as_str()))?;
-    doc.set("llm.provider", json!(answers.provider.name))?;
-    doc.set("llm.api_base", json!(answers.api_base))?;
-    doc.set("llm.model_id", json!(answers.model))?;
-    if let Some(key) = answers.api_key {
-        doc.set("llm.api_key", json!(key))?;
+    // The same keys the dashboard's onboarding saves through the settings path.
+    for (key, value) in preset::endpoint_changes(
+        answers.provider.provider,
+        &answers.api_base,
+        &answers.model,
+        answers.api_key.as_deref(),
+    ) {
+        doc.set(&key, value)?;
     }
     if let Some(port) = answers.port {
         doc.set("proxy.port", json!(port))?;
@@ -121,8 +124,10 @@ fn current(doc: &Document, key: &str) -> Option<String> {
 
 fn preset_arg(name: &str) -> Result<&'static Preset> {
     find(name).with_context(|| {
-        let names: Vec<&str> = PRESETS.iter().map(|p| p.name).collect();
-        format!("unknown provider `{name}` (allowed: {})", names.join(", "))
+        format!(
+            "unknown provider `{name}` (allowed: {})",
+            preset::names().join(", ")
+        )
     })
 }
 
@@ -171,8 +176,11 @@ fn ask(doc: &Document, args: SetupArgs) -> Result<Answers> {
         Some(p) => preset_arg(&p)?,
         None => {
             let labels: Vec<&str> = PRESETS.iter().map(|p| p.label).collect();
-            let default = current(doc, "llm.provider")
-                .and_then(|p| PRESETS.iter().position(|x| x.name == p))
+            let stored = current(doc, "llm.provider")
+                .and_then(|p| p.parse::<metaclaw_config::LlmProvider>().ok())
+                .map(|p| preset::matching(p, &current(doc, "llm.api_base").unwrap_or_default()));
+            let default = stored
+                .and_then(|s| PRESETS.iter().position(|x| x.name == s.name))
                 .unwrap_or(0);
             let i = Select::new()
                 .with_prompt("LLM provider")
@@ -183,7 +191,7 @@ fn ask(doc: &Document, args: SetupArgs) -> Result<Answers> {
         }
     };
     let base_default = match current(doc, "llm.api_base") {
-        Some(b) if current(doc, "llm.provider").as_deref() == Some(provider.name) => b,
+        Some(b) if current(doc, "llm.provider").as_deref() == Some(provider.provider.as_str()) => b,
         _ => provider.api_base.to_owned(),
     };
     let api_base = match args.api_base {

@@ -83,6 +83,33 @@ fn non_interactive_setup_writes_a_private_config() {
 }
 
 #[test]
+fn a_local_server_preset_is_saved_as_custom_with_its_url() {
+    let home = tempfile::tempdir().unwrap();
+    metaclaw(home.path())
+        .args([
+            "setup",
+            "--non-interactive",
+            "--provider",
+            "ollama",
+            "--model",
+            "qwen3:8b",
+        ])
+        .assert()
+        .success();
+    for (key, want) in [
+        ("llm.provider", "custom"),
+        ("llm.api_base", "http://127.0.0.1:11434/v1"),
+        ("llm.model_id", "qwen3:8b"),
+    ] {
+        metaclaw(home.path())
+            .args(["config", key])
+            .assert()
+            .success()
+            .stdout(format!("{want}\n"));
+    }
+}
+
+#[test]
 fn custom_provider_needs_an_api_base() {
     let home = tempfile::tempdir().unwrap();
     metaclaw(home.path())

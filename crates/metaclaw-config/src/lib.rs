@@ -1,5 +1,6 @@
 //! MetaClaw configuration: the home directory layout, `config.yaml` loading
-//! with upstream-compatible validation and warnings, and `config KEY VALUE` edits.
+//! with upstream-compatible validation and warnings, `config KEY VALUE` edits, and the provider
+//! presets `metaclaw setup` and the dashboard's onboarding share (`preset`).
 
 mod choices;
 mod config;
@@ -9,6 +10,7 @@ mod file;
 mod home;
 mod keys;
 mod mask;
+pub mod preset;
 mod validation;
 mod warning;
 

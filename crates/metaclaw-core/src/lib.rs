@@ -9,6 +9,7 @@ mod health;
 pub mod instance;
 pub mod live;
 pub mod logging;
+pub mod onboarding;
 mod recording;
 mod rl;
 mod runtime;

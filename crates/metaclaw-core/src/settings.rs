@@ -88,6 +88,8 @@ const LIVE_KEYS: &[&str] = &[
     "rl.evolver_api_base",
     "rl.evolver_api_key",
     "rl.evolver_model",
+    // Read when wiring runs (the wiring operations, the next start).
+    "claw_type",
 ];
 
 /// Whole sections that apply live.

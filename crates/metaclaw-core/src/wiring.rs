@@ -42,6 +42,50 @@ pub fn wired_agents(home: &Home) -> Vec<String> {
     names
 }
 
+/// An agent found on this machine, for the onboarding's "connect your agent" step.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+pub struct DetectedAgent {
+    /// The `claw_type` that wires it.
+    pub claw: ClawType,
+    pub name: String,
+    /// What shows it is installed: its CLI on PATH or its configuration folder.
+    pub found: String,
+    /// MetaClaw changed its configuration and can restore it.
+    pub wired: bool,
+}
+
+/// The agents installed for this user: OpenClaw when its CLI is on PATH, the recipe claws
+/// when their configuration (or its folder) exists. Reads files and PATH only.
+pub fn detect_agents(home: &Home) -> Vec<DetectedAgent> {
+    let wired = wired_agents(home);
+    let mut found = Vec::new();
+    if let Some(cli) = OpenClawCli::from_env() {
+        found.push(DetectedAgent {
+            claw: ClawType::Openclaw,
+            name: "OpenClaw".into(),
+            found: cli.program.display().to_string(),
+            wired: wired.iter().any(|w| w == "openclaw"),
+        });
+    }
+    let Some(env) = metaclaw_claws::PathEnv::from_process() else {
+        return found;
+    };
+    for recipe in metaclaw_claws::recipes() {
+        let Ok(claw) = recipe.name().parse::<ClawType>() else {
+            continue;
+        };
+        if let Some(path) = metaclaw_claws::installed(&recipe, &env) {
+            found.push(DetectedAgent {
+                claw,
+                name: recipe.display_name().to_owned(),
+                found: path.display().to_string(),
+                wired: wired.iter().any(|w| w == recipe.name()),
+            });
+        }
+    }
+    found
+}
+
 fn env(key: &str) -> Option<String> {
     std::env::var(key).ok()
 }

@@ -4,16 +4,18 @@
 use std::time::Duration;
 
 use backon::Retryable;
+use metaclaw_domain::Dialect;
 use reqwest::Method;
 use reqwest::header::{CONTENT_TYPE, HeaderValue};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use tokio::time::Instant;
 
-use crate::chat::{ChatRequest, ChatResponse};
+use crate::chat::{ChatMessage, ChatRequest, ChatResponse};
 use crate::completion::{CompletionRequest, CompletionResponse};
 use crate::embedding::{EmbeddingRequest, EmbeddingResponse};
 use crate::error::{LlmError, Secret};
+use crate::messages::{MessagesRequest, MessagesResponse};
 use crate::models::ModelList;
 use crate::retry::{RetryPolicy, parse_retry_after};
 
@@ -26,6 +28,9 @@ pub struct LlmClient {
     key: Secret,
     timeout: Duration,
     retry: RetryPolicy,
+    /// The API the endpoint speaks: it decides the model list's path and headers and what
+    /// [`LlmClient::ping`] sends.
+    dialect: Dialect,
 }
 
 impl std::fmt::Debug for LlmClient {
@@ -35,6 +40,7 @@ impl std::fmt::Debug for LlmClient {
             .field("key", &self.key)
             .field("timeout", &self.timeout)
             .field("retry", &self.retry)
+            .field("dialect", &self.dialect)
             .finish()
     }
 }
@@ -60,29 +66,47 @@ enum Route {
     Completions,
     Embeddings,
     Models,
+    /// Anthropic's `POST /v1/messages`.
+    Messages,
+    /// Anthropic's `GET /v1/models` (`x-api-key` and `anthropic-version` only).
+    AnthropicModels,
 }
+
+/// The Messages API version every Anthropic request names.
+const ANTHROPIC_VERSION: &str = "2023-06-01";
 
 impl Route {
     fn method(self) -> Method {
         match self {
-            Route::Models => Method::GET,
+            Route::Models | Route::AnthropicModels => Method::GET,
             _ => Method::POST,
         }
     }
 
-    fn path(self) -> &'static str {
+    /// The path after a base URL; Anthropic bases are given with or without `/v1` (the
+    /// proxy accepts both, so the client does too).
+    fn path(self, base: &str) -> &'static str {
+        let v1 = base.ends_with("/v1");
         match self {
             Route::Chat => "/chat/completions",
             Route::Completions => "/completions",
             Route::Embeddings => "/embeddings",
             Route::Models => "/models",
+            Route::Messages if v1 => "/messages",
+            Route::Messages => "/v1/messages",
+            Route::AnthropicModels if v1 => "/models",
+            Route::AnthropicModels => "/v1/models",
         }
     }
 
-    /// The model list is also how Anthropic-style endpoints (which `llm.api_base` may be)
-    /// are probed; they read the key from `x-api-key`.
+    /// The OpenAI model list is also how Anthropic-style endpoints (which `llm.api_base` may
+    /// be) are probed; they read the key from `x-api-key`.
     fn sends_x_api_key(self) -> bool {
         matches!(self, Route::Models)
+    }
+
+    fn is_anthropic(self) -> bool {
+        matches!(self, Route::Messages | Route::AnthropicModels)
     }
 }
 
@@ -115,7 +139,15 @@ impl LlmClient {
             key,
             timeout,
             retry: RetryPolicy::default(),
+            dialect: Dialect::OpenAi,
         })
+    }
+
+    /// The same endpoint spoken to as `dialect`: Anthropic lists models at `/v1/models` and
+    /// [`LlmClient::ping`] sends a Messages request.
+    pub fn with_dialect(mut self, dialect: Dialect) -> LlmClient {
+        self.dialect = dialect;
+        self
     }
 
     pub fn with_retry(mut self, retry: RetryPolicy) -> LlmClient {
@@ -175,14 +207,41 @@ impl LlmClient {
 
     /// The served models (the key is also sent as `x-api-key`).
     pub async fn models(&self) -> Result<ModelList, LlmError> {
-        self.call(Route::Models, None::<&()>, self.retry).await
+        self.call(self.models_route(), None::<&()>, self.retry)
+            .await
+    }
+
+    /// The smallest real request the endpoint serves: one token from `model` (a chat
+    /// completion, or a Messages request for Anthropic). Unlike a model list, it proves the
+    /// key, the model name and the route all work. The client's retry policy applies.
+    pub async fn ping(&self, model: &str) -> Result<(), LlmError> {
+        match self.dialect {
+            Dialect::OpenAi => {
+                let mut request = ChatRequest::new(model, vec![ChatMessage::user("ping")]);
+                request.max_tokens = Some(1);
+                self.chat(&request).await.map(drop)
+            }
+            Dialect::Anthropic => {
+                let request = MessagesRequest::ping(model);
+                self.call::<_, MessagesResponse>(Route::Messages, Some(&request), self.retry)
+                    .await
+                    .map(drop)
+            }
+        }
+    }
+
+    fn models_route(&self) -> Route {
+        match self.dialect {
+            Dialect::OpenAi => Route::Models,
+            Dialect::Anthropic => Route::AnthropicModels,
+        }
     }
 
     /// Whether the endpoint answers, from one `GET /models` without retries: a probe
     /// reports what the endpoint says now.
     pub async fn probe(&self) -> Probe {
         let answer: Result<ModelList, LlmError> = self
-            .call(Route::Models, None::<&()>, RetryPolicy::none())
+            .call(self.models_route(), None::<&()>, RetryPolicy::none())
             .await;
         match answer {
             Ok(_) => Probe::Reachable { status: 200 },
@@ -196,7 +255,11 @@ impl LlmClient {
     }
 
     fn endpoint(&self, route: Route) -> String {
-        self.key.redact(&format!("{}{}", self.base, route.path()))
+        self.key.redact(&self.url(route))
+    }
+
+    fn url(&self, route: Route) -> String {
+        format!("{}{}", self.base, route.path(&self.base))
     }
 
     async fn call<B: Serialize, T: DeserializeOwned>(
@@ -205,7 +268,7 @@ impl LlmClient {
         body: Option<&B>,
         retry: RetryPolicy,
     ) -> Result<T, LlmError> {
-        let url = format!("{}{}", self.base, route.path());
+        let url = self.url(route);
         let endpoint = self.endpoint(route);
         let body = body
             .map(serde_json::to_vec)
@@ -247,7 +310,12 @@ impl LlmClient {
                 .header(CONTENT_TYPE, HeaderValue::from_static("application/json"))
                 .body(body);
         }
-        if !self.key.is_empty() {
+        if route.is_anthropic() {
+            request = request.header("anthropic-version", ANTHROPIC_VERSION);
+            if !self.key.is_empty() {
+                request = request.header("x-api-key", self.key.expose());
+            }
+        } else if !self.key.is_empty() {
             request = request.bearer_auth(self.key.expose());
             if route.sends_x_api_key() {
                 request = request.header("x-api-key", self.key.expose());

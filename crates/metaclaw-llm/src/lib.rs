@@ -1,5 +1,6 @@
 //! The one client MetaClaw uses to call LLM endpoints of its own: the skill evolver, the PRM
-//! judge, the OPD teacher, skill embeddings and connection probes. OpenAI-compatible wire
+//! judge, the OPD teacher, skill embeddings and connection probes (and the onboarding's
+//! one-token test, also as an Anthropic Messages request). OpenAI-compatible wire
 //! types for chat completions (JSON mode, JSON schema), completions with echo + logprobs,
 //! embeddings and the model list; one retry and timeout policy ([`RetryPolicy`]); errors
 //! with stable kinds ([`ErrorKind`]) that never contain the API key.
@@ -17,6 +18,7 @@ mod completion;
 mod embedding;
 mod error;
 mod http;
+mod messages;
 mod models;
 mod retry;
 

@@ -195,6 +195,47 @@ async fn models_are_listed_with_both_key_headers() {
     up.stop().await;
 }
 
+#[tokio::test]
+async fn a_ping_is_one_token_in_the_endpoints_dialect() {
+    let up = Upstream::start([
+        chat_answer("p"),
+        ok(json!({"id": "m1", "type": "message", "content": [{"type": "text", "text": "p"}]})),
+        ok(json!({"data": [{"id": "claude-x", "type": "model"}]})),
+    ])
+    .await;
+    client(&up).ping("m").await.unwrap();
+    // An Anthropic base without `/v1`, as `llm.api_base` holds it.
+    let base = up.url.trim_end_matches("/v1").to_owned();
+    let anthropic = LlmClient::new(&base, KEY, Duration::from_secs(60))
+        .unwrap()
+        .with_dialect(metaclaw_domain::Dialect::Anthropic);
+    anthropic.ping("claude-x").await.unwrap();
+    let models = anthropic.models().await.unwrap();
+    assert_eq!(models.data[0].id, "claude-x");
+    let reqs = up.requests();
+    assert_eq!(reqs[0].path, "/v1/chat/completions");
+    assert_eq!(
+        reqs[0].body,
+        json!({"model": "m", "messages": [{"role": "user", "content": "ping"}], "max_tokens": 1})
+    );
+    assert_eq!(
+        (reqs[1].method.as_str(), reqs[1].path.as_str()),
+        ("POST", "/v1/messages")
+    );
+    assert_eq!(reqs[1].body["max_tokens"], 1);
+    assert_eq!(reqs[1].body["model"], "claude-x");
+    assert_eq!(
+        (reqs[2].method.as_str(), reqs[2].path.as_str()),
+        ("GET", "/v1/models")
+    );
+    for r in &reqs[1..] {
+        assert_eq!(r.headers["x-api-key"], KEY);
+        assert_eq!(r.headers["anthropic-version"], "2023-06-01");
+        assert!(r.headers.get("authorization").is_none());
+    }
+    up.stop().await;
+}
+
 #[tokio::test(start_paused = true)]
 async fn a_429_is_retried_after_the_servers_retry_after() {
     let limited = Reply::Json {

@@ -193,6 +193,15 @@ async fn send(
     upstream: Dialect,
 ) -> Result<reqwest::Response, ProxyError> {
     let up = &inner.settings.upstream;
+    // A first run before onboarding: say what to do instead of an HTTP client error about a
+    // relative URL.
+    if up.api_base.is_empty() {
+        return Err(ProxyError::UpstreamUnreachable(
+            "no upstream LLM is configured (llm.api_base is empty); choose one in the MetaClaw \
+             dashboard (`metaclaw dashboard` or the desktop app) or with `metaclaw setup`"
+                .into(),
+        ));
+    }
     let url = match upstream {
         Dialect::OpenAi => up.chat_url(),
         Dialect::Anthropic => up.messages_url(),

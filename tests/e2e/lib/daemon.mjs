@@ -17,10 +17,13 @@ for (const v of ["HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_
 process.env.NO_PROXY = process.env.no_proxy = "127.0.0.1,localhost";
 
 /**
- * Starts mock upstream + seeded daemon. Returns { base, loginUrl, home, seeded, log(), stop() }.
+ * Starts mock upstream + seeded daemon. Returns { base, mockBase, loginUrl, home, seeded, log(), stop() }.
  * `stop()` is safe to call more than once and after a failed start.
+ *
+ * `fresh`: a first run instead: config.yaml names no upstream (only the proxy's port and key),
+ * nothing is seeded, and HOME is the temp home, so no installed agent is found.
  */
-export async function startDaemon() {
+export async function startDaemon({ fresh = false } = {}) {
   for (const [what, p] of [["METACLAW_BIN", METACLAW_BIN], ["MOCK_UPSTREAM_BIN", MOCK_UPSTREAM_BIN]]) {
     if (!fs.existsSync(p)) throw new Error(`${what} not found at ${p}; build with: cargo build -p metaclaw-cli --bin metaclaw && cargo build -p metaclaw-tests --bin mock-upstream`);
   }
@@ -41,19 +44,19 @@ export async function startDaemon() {
     const [, mockBase] = await waitForLine(mock, /listening on (http:\/\/127\.0\.0\.1:\d+)/);
 
     const port = await freePort();
-    fs.writeFileSync(
-      path.join(home, "config.yaml"),
-      [
-        "mode: skills_only",
-        `llm: {provider: custom, model_id: mock-model, api_base: "${mockBase}/v1", api_key: k}`,
-        `proxy: {port: ${port}, api_key: ${PROXY_KEY}}`,
-        "claw_type: none",
-        "skills: {auto_evolve: false}",
-        "",
-      ].join("\n"),
-    );
-    const env = { METACLAW_HOME: home, NO_COLOR: "1" };
-    let seeded = await seedOffline({ bin: METACLAW_BIN, env });
+    const lines = fresh
+      ? [`proxy: {port: ${port}, api_key: ${PROXY_KEY}}`, ""]
+      : [
+          "mode: skills_only",
+          `llm: {provider: custom, model_id: mock-model, api_base: "${mockBase}/v1", api_key: k}`,
+          `proxy: {port: ${port}, api_key: ${PROXY_KEY}}`,
+          "claw_type: none",
+          "skills: {auto_evolve: false}",
+          "",
+        ];
+    fs.writeFileSync(path.join(home, "config.yaml"), lines.join("\n"));
+    const env = fresh ? { METACLAW_HOME: home, NO_COLOR: "1", HOME: home } : { METACLAW_HOME: home, NO_COLOR: "1" };
+    let seeded = fresh ? "nothing (fresh home)" : await seedOffline({ bin: METACLAW_BIN, env });
 
     const daemon = start(METACLAW_BIN, ["start", "--foreground"], { env, logFile });
     procs.push(daemon);
@@ -70,6 +73,7 @@ export async function startDaemon() {
     return {
       kind: "daemon",
       base,
+      mockBase,
       proxyKey: PROXY_KEY,
       loginUrl,
       home,

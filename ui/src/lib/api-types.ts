@@ -450,6 +450,74 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/onboarding/presets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The provider presets `metaclaw setup` and onboarding offer */
+        get: operations["listPresets"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/onboarding/models": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The models an endpoint lists, before it is saved */
+        post: operations["candidateModelList"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/onboarding/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send a one-token request to an endpoint before it is saved; the exact error if it fails */
+        post: operations["testCandidate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/onboarding/endpoint": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Make an endpoint the upstream: the keys `metaclaw setup` writes, through the settings path */
+        post: operations["saveEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/wiring": {
         parameters: {
             query?: never;
@@ -459,6 +527,23 @@ export interface paths {
         };
         /** Which agent is configured and which agents are wired now */
         get: operations["getWiring"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/wiring/agents": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Agents installed on this machine, and the base URL and key to give one by hand */
+        get: operations["getAgentSetup"];
         put?: never;
         post?: never;
         delete?: never;
@@ -576,6 +661,26 @@ export interface components {
         /** @description The answer of an operation that only succeeds or fails. */
         Ack: {
             ok: boolean;
+        };
+        /**
+         * @description What connecting an agent takes: the agents found on this machine, and the settings to
+         *     give one by hand.
+         */
+        AgentSetup: {
+            detected: components["schemas"]["DetectedAgent"][];
+            /** @description The configured agent (`claw_type`). */
+            claw_type: string;
+            /** @description OpenAI-style base URL (`http://127.0.0.1:<port>/v1`). */
+            base_url: string;
+            /** @description Anthropic-style base URL (the same without `/v1`). */
+            anthropic_base_url: string;
+            /**
+             * @description The proxy key agents send (`proxy.api_key`; any value when none is set). Shown so the
+             *     user can paste it into an agent; the dashboard session is already authenticated.
+             */
+            api_key: string;
+            /** @description The model name agents should ask for. */
+            model: string;
         };
         /** @description A failed operation: its class and a sentence the dashboard and the CLI show as is. */
         ApiError: {
@@ -897,6 +1002,16 @@ export interface components {
         };
         /** @enum {string} */
         Decision: "approve" | "reject";
+        /** @description An agent found on this machine, for the onboarding's "connect your agent" step. */
+        DetectedAgent: {
+            /** @description The `claw_type` that wires it. */
+            claw: components["schemas"]["ClawType"];
+            name: string;
+            /** @description What shows it is installed: its CLI on PATH or its configuration folder. */
+            found: string;
+            /** @description MetaClaw changed its configuration and can restore it. */
+            wired: boolean;
+        };
         /**
          * @description The wire API a client (or an upstream) speaks.
          * @enum {string}
@@ -933,6 +1048,66 @@ export interface components {
         };
         /** @enum {string} */
         Endpoint: "llm" | "evolver" | "embedding";
+        /** @description An endpoint not saved yet. */
+        EndpointCandidate: {
+            /**
+             * @description `anthropic` is called with the Messages API; every other provider is OpenAI-compatible.
+             * @default custom
+             */
+            provider: components["schemas"]["LlmProvider"];
+            api_base: string;
+            /**
+             * @description `None`: the stored `llm.api_key`, but only for the stored `llm.api_base` (a stored key
+             *     is never sent to another host). `""`: no key.
+             */
+            api_key?: string | null;
+            /** @default  */
+            model: string;
+            /**
+             * Format: uint64
+             * @description Limit for the whole check (default 20 s, at most 120 s).
+             */
+            timeout_ms?: number | null;
+        };
+        /** @description Why a check failed, in words and as data. */
+        EndpointFailure: {
+            /**
+             * @description Stable kind: `unauthorized`, `not_found`, `rate_limited`, `upstream_status`,
+             *     `timeout`, `dns`, `connection_refused`, `tls`, `connection`, `malformed_response`,
+             *     `config`.
+             */
+            kind: string;
+            /**
+             * Format: uint16
+             * @description The HTTP status, when the endpoint answered.
+             */
+            status: number | null;
+            /** @description The provider's own explanation (its `error.message`), when it gave one. */
+            upstream_message: string | null;
+            /**
+             * @description One line for the user: `401: Invalid Authentication` for an answer, what went wrong
+             *     in words for a transport failure.
+             */
+            summary: string;
+            /** @description The whole error (URL, cause); never contains the API key. */
+            detail: string;
+        };
+        /** @description The models an endpoint lists. */
+        EndpointModels: {
+            /** @description Model ids, sorted; empty when the endpoint did not list any. */
+            models: string[];
+            /** @description Why there is no list (many endpoints do not serve one: the model is then typed). */
+            failure: components["schemas"]["EndpointFailure"] | null;
+        };
+        /** @description The outcome of a one-token request. */
+        EndpointTest: {
+            ok: boolean;
+            failure: components["schemas"]["EndpointFailure"] | null;
+            /** Format: double */
+            latency_ms: number;
+            /** @description The URL that was called (no key in it). */
+            endpoint: string;
+        };
         /** @description How an error travels on `/api`: `{"error": {"code", "message", "keys"}}`. */
         ErrorBody: {
             error: components["schemas"]["ApiError"];
@@ -1165,6 +1340,13 @@ export interface components {
             kl_penalty_coef: number;
         };
         Phase: "off" | "starting" | "serving" | "failed";
+        Presets: {
+            presets: components["schemas"]["ProviderPreset"][];
+            /** @description The preset the stored endpoint came from; `None` when no endpoint is set. */
+            current: string | null;
+            /** @description A key is stored (it is kept when the endpoint stays the same). */
+            has_key: boolean;
+        };
         Problem: {
             level: components["schemas"]["Level"];
             message: string;
@@ -1215,6 +1397,20 @@ export interface components {
         };
         /** @description Where a proposal stands. Every proposal starts `Pending`. */
         ProposalStatus: ("pending" | "approved" | "rejected") | "undone";
+        ProviderPreset: {
+            /** @description Stable id (`ollama`), the same `metaclaw setup --provider` takes. */
+            name: string;
+            label: string;
+            /** @description The `llm.provider` saved for it. */
+            provider: components["schemas"]["LlmProvider"];
+            /** @description Empty for `custom`. */
+            api_base: string;
+            /** @description A suggested model; empty when the server's own list should decide. */
+            model: string;
+            needs_key: boolean;
+            /** @description A server on this machine. */
+            local: boolean;
+        };
         ProxyConfig: {
             /**
              * @description Loopback by default: upstream bound 0.0.0.0 with no auth.
@@ -1753,6 +1949,8 @@ export interface components {
             opd_enabled: boolean;
             rl_enabled: boolean;
             learning_paused: boolean;
+            /** @description No upstream is configured (`llm.api_base` is empty): the dashboard opens on onboarding. */
+            needs_onboarding: boolean;
             upstream: components["schemas"]["Upstream"];
             counts: components["schemas"]["Counts"];
             training: components["schemas"]["TrainingSummary"];
@@ -1939,6 +2137,7 @@ export interface components {
     pathItems: never;
 }
 export type Ack = components['schemas']['Ack'];
+export type AgentSetup = components['schemas']['AgentSetup'];
 export type ApiError = components['schemas']['ApiError'];
 export type ApproveInput = components['schemas']['ApproveInput'];
 export type Author = components['schemas']['Author'];
@@ -1961,11 +2160,16 @@ export type ConfigPatch = components['schemas']['ConfigPatch'];
 export type ConnectionTest = components['schemas']['ConnectionTest'];
 export type Counts = components['schemas']['Counts'];
 export type Decision = components['schemas']['Decision'];
+export type DetectedAgent = components['schemas']['DetectedAgent'];
 export type Dialect = components['schemas']['Dialect'];
 export type DistilInput = components['schemas']['DistilInput'];
 export type Dropped = components['schemas']['Dropped'];
 export type EmbeddingConfig = components['schemas']['EmbeddingConfig'];
 export type Endpoint = components['schemas']['Endpoint'];
+export type EndpointCandidate = components['schemas']['EndpointCandidate'];
+export type EndpointFailure = components['schemas']['EndpointFailure'];
+export type EndpointModels = components['schemas']['EndpointModels'];
+export type EndpointTest = components['schemas']['EndpointTest'];
 export type ErrorBody = components['schemas']['ErrorBody'];
 export type ErrorCode = components['schemas']['ErrorCode'];
 export type Event = components['schemas']['Event'];
@@ -1991,11 +2195,13 @@ export type LossFn = components['schemas']['LossFn'];
 export type Mode = components['schemas']['Mode'];
 export type OpdConfig = components['schemas']['OpdConfig'];
 export type Phase = components['schemas']['Phase'];
+export type Presets = components['schemas']['Presets'];
 export type Problem = components['schemas']['Problem'];
 export type ProposalFilter = components['schemas']['ProposalFilter'];
 export type ProposalKind = components['schemas']['ProposalKind'];
 export type ProposalRow = components['schemas']['ProposalRow'];
 export type ProposalStatus = components['schemas']['ProposalStatus'];
+export type ProviderPreset = components['schemas']['ProviderPreset'];
 export type ProxyConfig = components['schemas']['ProxyConfig'];
 export type RecordsConfig = components['schemas']['RecordsConfig'];
 export type RejectInput = components['schemas']['RejectInput'];
@@ -2782,6 +2988,102 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
+    listPresets: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Presets"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    candidateModelList: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["EndpointCandidate"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EndpointModels"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    testCandidate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["EndpointCandidate"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EndpointTest"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    saveEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["EndpointCandidate"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConfigChange"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
     getWiring: {
         parameters: {
             query?: never;
@@ -2798,6 +3100,27 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["WiringStatus"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    getAgentSetup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentSetup"];
                 };
             };
             default: components["responses"]["Error"];

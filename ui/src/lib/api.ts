@@ -97,7 +97,7 @@ export async function call<P extends Route, M extends Method>(route: P, method: 
   return data as Output<P, M>;
 }
 
-import type { ConfigPatch, Endpoint, ProposalStatus } from "./api-types";
+import type { ConfigPatch, EndpointCandidate, Endpoint, ProposalStatus } from "./api-types";
 
 export type Mode = ConfigPatch["mode"] & string;
 
@@ -137,6 +137,13 @@ export const api = {
   patchConfig: (patch: ConfigPatch) => call("/api/config", "patch", { body: patch }),
   testConnection: (target: Endpoint) => call("/api/config/test-connection", "post", { body: { target } }),
   wiring: () => call("/api/wiring", "get"),
+  agents: () => call("/api/wiring/agents", "get"),
+  wire: () => call("/api/wiring/wire", "post"),
+  unwire: () => call("/api/wiring/unwire", "post"),
+  presets: () => call("/api/onboarding/presets", "get"),
+  candidateModels: (c: EndpointCandidate) => call("/api/onboarding/models", "post", { body: c }),
+  testCandidate: (c: EndpointCandidate) => call("/api/onboarding/test", "post", { body: c }),
+  saveEndpoint: (c: EndpointCandidate) => call("/api/onboarding/endpoint", "post", { body: c }),
 };
 
 export type ChartName = "reward" | "loss" | "success_rate" | "kl" | "prm_distribution" | "turns_per_day";

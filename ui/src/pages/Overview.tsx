@@ -68,6 +68,11 @@ function Cards({ s }: { s: Status }) {
           />
           <span class="mono break">{s.upstream?.url || "—"}</span>
         </p>
+        {s.needs_onboarding && (
+          <p data-testid="overview-onboarding">
+            No LLM is configured yet. <a href={href("welcome")}>Set one up</a>.
+          </p>
+        )}
         <p class="muted small" data-testid="overview-upstream-detail">
           {s.upstream?.reachable === true
             ? s.upstream.detail || "Answering."

@@ -4,6 +4,8 @@ import { api, errorMessage, type ConfigPatch, type ConnectionTest, type LlmConfi
 import { useResource } from "../lib/resource";
 import { Card, ErrorBox, Kbd, Loading, Notice, PageHeader, Switch } from "../components/ui";
 import { toast } from "../components/toast";
+import { href } from "../lib/router";
+import { ONBOARDING_PAGE } from "./Onboarding";
 
 const MODES: { v: Mode; label: string; desc: string }[] = [
   { v: "skills_only", label: "Skills only", desc: "Inject skills and distil new ones. No training." },
@@ -157,7 +159,7 @@ function LlmForm(props: {
           <label for="llm-provider">Provider</label>
           <input id="llm-provider" type="text" value={llm.provider ?? ""} readOnly aria-describedby="llm-provider-hint" />
           <div class="field-hint muted" id="llm-provider-hint">
-            Change the provider with <Kbd>metaclaw setup</Kbd>.
+            Change the provider by <a href={href(ONBOARDING_PAGE)} data-testid="settings-onboarding">running the setup again</a> (or <Kbd>metaclaw setup</Kbd>).
           </div>
         </div>
         <div class="field">

@@ -3,6 +3,7 @@
 
 pub mod config;
 pub mod login;
+pub mod onboarding;
 pub mod proposals;
 pub mod scheduler;
 pub mod sessions;

@@ -19,6 +19,8 @@ pub struct Status {
     pub opd_enabled: bool,
     pub rl_enabled: bool,
     pub learning_paused: bool,
+    /// No upstream is configured (`llm.api_base` is empty): the dashboard opens on onboarding.
+    pub needs_onboarding: bool,
     pub upstream: Upstream,
     pub counts: Counts,
     pub training: TrainingSummary,
@@ -117,6 +119,7 @@ impl Operation for GetStatus {
             opd_enabled: config.opd.enabled,
             rl_enabled: config.rl.enabled,
             learning_paused: config.learning_paused,
+            needs_onboarding: crate::onboarding::needs_onboarding(&config),
             upstream: Upstream {
                 url: config.llm.api_base.clone(),
                 reachable: None,

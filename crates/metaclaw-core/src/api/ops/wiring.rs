@@ -4,7 +4,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::api::{Api, ApiError, Method, NoInput, Operation};
-use crate::wiring::{self, WiringReport};
+use crate::wiring::{self, DetectedAgent, WiringReport};
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct WiringStatus {
@@ -14,6 +14,51 @@ pub struct WiringStatus {
     pub wired: Vec<String>,
     /// Where agents should send their requests.
     pub base_url: String,
+}
+
+/// What connecting an agent takes: the agents found on this machine, and the settings to
+/// give one by hand.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct AgentSetup {
+    pub detected: Vec<DetectedAgent>,
+    /// The configured agent (`claw_type`).
+    pub claw_type: String,
+    /// OpenAI-style base URL (`http://127.0.0.1:<port>/v1`).
+    pub base_url: String,
+    /// Anthropic-style base URL (the same without `/v1`).
+    pub anthropic_base_url: String,
+    /// The proxy key agents send (`proxy.api_key`; any value when none is set). Shown so the
+    /// user can paste it into an agent; the dashboard session is already authenticated.
+    pub api_key: String,
+    /// The model name agents should ask for.
+    pub model: String,
+}
+
+pub struct GetAgentSetup;
+
+impl Operation for GetAgentSetup {
+    const METHOD: Method = Method::Get;
+    const PATH: &'static str = "/api/wiring/agents";
+    const SUMMARY: &'static str =
+        "Agents installed on this machine, and the base URL and key to give one by hand";
+    type Path = ();
+    type Input = NoInput;
+    type Output = AgentSetup;
+
+    async fn run(api: &Api, _: (), _: NoInput) -> Result<AgentSetup, ApiError> {
+        let config = api.config();
+        let spec = wiring::wire_spec(&config, port(api));
+        let home = api.parts().home.clone();
+        let detected = blocking(move || wiring::detect_agents(&home)).await?;
+        Ok(AgentSetup {
+            detected,
+            claw_type: config.claw_type.as_str().to_owned(),
+            anthropic_base_url: spec.base_url.trim_end_matches("/v1").to_owned(),
+            base_url: spec.base_url,
+            api_key: spec.api_key,
+            model: spec.model,
+        })
+    }
 }
 
 fn port(api: &Api) -> u16 {
