@@ -601,6 +601,15 @@ fn recorded_message(body: &Value) -> &str {
 /// provider said; and each is recorded as an upstream error.
 #[tokio::test]
 async fn recorded_provider_errors_reach_every_client_readable() {
+    // Scripts can name a recording by provider and status (the first of that pair).
+    let h = Harness::start().await;
+    h.mock.push(Behaviour::recorded("openrouter", 401));
+    let resp = h.chat(&chat("x")).await;
+    assert_eq!(resp.status(), 401);
+    let got: Value = resp.json().await.unwrap();
+    assert_eq!(got["error"]["message"], "No auth credentials found");
+    h.stop().await;
+
     use metaclaw_tests::mock_upstream::recorded;
     let openai_wire = Harness::start().await;
     let anthropic_wire =
@@ -628,8 +637,13 @@ async fn recorded_provider_errors_reach_every_client_readable() {
             ),
         };
         for &(path, stream) in clients {
+            let headers: Vec<(&str, &str)> = r
+                .headers
+                .iter()
+                .map(|(k, v)| (k.as_str(), v.as_str()))
+                .collect();
             h.mock
-                .push(Behaviour::recorded(r.provider.clone(), r.status));
+                .push(Behaviour::error_with(r.status, r.body.clone(), &headers));
             let body = if path == "/v1/messages" {
                 messages_body(stream)
             } else {

@@ -262,6 +262,7 @@ pub async fn start(opts: CoreOptions) -> Result<RunningCore, CoreError> {
     let proxy = ProxyState::builder(settings, clock.clone(), events.clone())
         .hooks(Hooks::new(hooks))
         .local_model(Arc::new(metaclaw_rl::RlModel(rl.clone())))
+        .tls(metaclaw_llm::shared_tls())
         .build()
         .map_err(|e| CoreError::Http(e.to_string()))?;
     background.push(tokio::spawn(sweep_sessions(proxy.clone(), idle)));

@@ -70,7 +70,7 @@ static TLS_BUILDS: AtomicUsize = AtomicUsize::new(0);
 /// The TLS context every client shares. Building one reads and parses the system's root
 /// certificates, about 100 ms, which start-up paid once per client (evolver, calendar, judge,
 /// ...). `None` when it cannot be built: each client then builds its own and reports why.
-fn shared_tls() -> Option<native_tls::TlsConnector> {
+pub fn shared_tls() -> Option<native_tls::TlsConnector> {
     static TLS: OnceLock<Option<native_tls::TlsConnector>> = OnceLock::new();
     TLS.get_or_init(|| {
         TLS_BUILDS.fetch_add(1, Ordering::Relaxed);

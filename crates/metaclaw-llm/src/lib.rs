@@ -30,6 +30,6 @@ pub use client::{LlmClient, Probe};
 pub use completion::{CompletionChoice, CompletionRequest, CompletionResponse, Logprobs, Prompt};
 pub use embedding::EmbeddingRequest;
 pub use error::{ErrorKind, LlmError};
-pub use http::{HttpOptions, http_client};
+pub use http::{HttpOptions, http_client, shared_tls};
 pub use models::{Model, ModelList};
 pub use retry::RetryPolicy;

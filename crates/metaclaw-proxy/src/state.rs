@@ -29,6 +29,8 @@ pub(crate) struct Inner {
     pub clock: Arc<dyn Clock>,
     pub events: broadcast::Sender<Event>,
     pub local: Option<Arc<dyn LocalModel>>,
+    /// Kept for the next client a settings change builds.
+    pub tls: Option<native_tls::TlsConnector>,
 }
 
 /// Builds a [`ProxyState`]; the defaults suit production.
@@ -39,6 +41,7 @@ pub struct ProxyStateBuilder {
     hooks: Hooks,
     counter: Arc<dyn TokenCounter>,
     local: Option<Arc<dyn LocalModel>>,
+    tls: Option<native_tls::TlsConnector>,
 }
 
 impl ProxyState {
@@ -54,6 +57,7 @@ impl ProxyState {
             hooks: Hooks::default(),
             counter: Arc::new(EstimateCounter),
             local: None,
+            tls: None,
         }
     }
 
@@ -73,8 +77,8 @@ impl ProxyState {
     /// Serve new requests with `settings` (a new upstream, key, timeout, limits); requests
     /// already started finish with the settings they started with.
     pub fn reconfigure(&self, settings: ProxySettings) -> Result<(), reqwest::Error> {
-        let client = upstream_client(&settings)?;
         let old = self.inner();
+        let client = upstream_client(&settings, old.tls.clone())?;
         old.sessions.set_idle_timeout(settings.session_idle_timeout);
         self.current.store(Arc::new(Inner {
             settings,
@@ -85,13 +89,21 @@ impl ProxyState {
             clock: old.clock.clone(),
             events: old.events.clone(),
             local: old.local.clone(),
+            tls: old.tls.clone(),
         }));
         Ok(())
     }
 }
 
-fn upstream_client(settings: &ProxySettings) -> Result<reqwest::Client, reqwest::Error> {
-    reqwest::Client::builder()
+fn upstream_client(
+    settings: &ProxySettings,
+    tls: Option<native_tls::TlsConnector>,
+) -> Result<reqwest::Client, reqwest::Error> {
+    let mut builder = reqwest::Client::builder();
+    if let Some(tls) = tls {
+        builder = builder.tls_backend_preconfigured(tls);
+    }
+    builder
         .connect_timeout(Duration::from_secs(10))
         // Applies to each read, so a stream that goes silent is cut off too.
         .read_timeout(settings.upstream.timeout)
@@ -119,8 +131,15 @@ impl ProxyStateBuilder {
         self
     }
 
+    /// A TLS context the process already built (with ALPN for h2), so building the upstream
+    /// client does not load the system roots again.
+    pub fn tls(mut self, tls: Option<native_tls::TlsConnector>) -> Self {
+        self.tls = tls;
+        self
+    }
+
     pub fn build(self) -> Result<ProxyState, reqwest::Error> {
-        let client = upstream_client(&self.settings)?;
+        let client = upstream_client(&self.settings, self.tls.clone())?;
         let sessions = Arc::new(SessionTracker::new(
             self.clock.clone(),
             self.settings.session_idle_timeout,
@@ -136,6 +155,7 @@ impl ProxyStateBuilder {
                 clock: self.clock,
                 events: self.events,
                 local: self.local,
+                tls: self.tls,
             })),
         })
     }
