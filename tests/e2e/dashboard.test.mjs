@@ -554,7 +554,7 @@ describe("settings from the catalogue", { timeout: 90_000 }, () => {
 
   scenario("Enable RL with settings missing lands on RL with them marked; filled in and tested, RL serves", async () => {
     await go("settings");
-    await page.locator(tid("toggle-rl")).click();
+    await page.locator(tid("toggle-rl")).click({ force: true }); // the switch's track covers the input
     await expectText(page.locator(tid("field-error-rl.api_key")), /needed for RL: a Tinker API key/);
     // Scrolled to the RL section.
     await page.waitForFunction(() => {
@@ -575,7 +575,7 @@ describe("settings from the catalogue", { timeout: 90_000 }, () => {
     }
     await page.locator(tid("test-tinker")).click();
     await expectText(page.locator(tid("test-result-tinker")), /✓ OK.*session/);
-    await page.locator(tid("toggle-rl")).click();
+    await page.locator(tid("toggle-rl")).click({ force: true }); // the switch's track covers the input
     await expectText(page.locator(tid("toast")).last(), /Saved: RL on/);
     await go("training");
     await expectText(page.locator(tid("rl-phase")), /Serving/, 20_000);

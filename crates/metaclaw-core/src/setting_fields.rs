@@ -303,7 +303,7 @@ const DESCRIBED: &[Described] = &[
         "skills.token_budget",
         G::Skills,
         "Token budget",
-        "Injected skills fit in this many tokens; 0 = no limit.",
+        "Injected skills fit in this many tokens.",
     )
     .unit("tokens")
     .min(0.0),

@@ -3,6 +3,7 @@
 // under the field that failed. Secrets are write-only: only whether one is set is shown.
 import { useEffect, useState } from "preact/hooks";
 import { ApiError, api, errorMessage, type ConfigChange, type ConnectionTest, type SettingField, type SettingsCatalogue, type TinkerProbe } from "../lib/api";
+import { toText, toValue } from "../lib/setting-value";
 import { Card } from "../components/ui";
 import { toast } from "../components/toast";
 
@@ -10,33 +11,6 @@ import { toast } from "../components/toast";
 export const SHOWN_ELSEWHERE = new Set(["mode", "rl.enabled", "opd.enabled", "learning_paused", "llm.api_base", "llm.model_id", "llm.api_key"]);
 
 export type FieldErrors = Record<string, string>;
-
-/** What the user typed, as the value to send: numbers as numbers when they parse (else the
- *  text, so the server's message names the problem), lists one item a line. */
-function toValue(f: SettingField, text: string): unknown {
-  switch (f.kind) {
-    case "int":
-    case "float": {
-      const t = text.trim();
-      const n = Number(t);
-      return t !== "" && Number.isFinite(n) ? n : t;
-    }
-    case "list":
-      return text
-        .split("\n")
-        .map((s) => s.trim())
-        .filter(Boolean);
-    default:
-      return text;
-  }
-}
-
-function toText(f: SettingField): string {
-  if (f.kind === "secret") return "";
-  if (f.kind === "list") return Array.isArray(f.value) ? (f.value as unknown[]).join("\n") : "";
-  if (f.value === null || f.value === undefined) return "";
-  return String(f.value);
-}
 
 export function SettingsGroups(props: {
   catalogue: SettingsCatalogue;
@@ -131,7 +105,7 @@ function SettingInput(props: {
       <textarea id={id} rows={3} value={text} onInput={(e) => setText((e.currentTarget as HTMLTextAreaElement).value)} data-testid={`input-${f.key}`} />
     );
   } else {
-    const type = f.kind === "secret" ? "password" : f.kind === "int" || f.kind === "float" ? "text" : "text";
+    const type = f.kind === "secret" ? "password" : "text";
     control = (
       <input
         id={id}
