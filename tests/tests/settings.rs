@@ -158,7 +158,11 @@ async fn an_invalid_value_names_its_key_with_the_cli_message_and_changes_nothing
 
 async fn injected(api: &Api<'_>, query: &str) -> (usize, Value) {
     let (status, v) = api
-        .send(Method::POST, "/api/retrieval", Some(json!({"query": query})))
+        .send(
+            Method::POST,
+            "/api/retrieval",
+            Some(json!({"query": query})),
+        )
         .await;
     assert_eq!(status, 200, "{v}");
     let n = v["candidates"]

@@ -196,7 +196,12 @@ const PHASE_LABEL: Record<string, string> = { off: "Off", starting: "Starting", 
  *  session, LoRA model, first sampler), then the sampler it serves, or why it failed. */
 function RlStartup() {
   const rl = useResource(() => api.rl(), []);
+  const status = useStatus();
   const phase = rl.data?.phase;
+  // The status line below follows the same service: read it again when the phase moves.
+  useEffect(() => {
+    if (phase) void status.reload();
+  }, [phase]);
   useLive(["state", "training"], () => void rl.reload());
   useEffect(() => {
     // Start-up steps change faster than any event says: follow them while starting.
