@@ -553,7 +553,13 @@ describe("settings from the catalogue", { timeout: 90_000 }, () => {
   });
 
   scenario("Enable RL with settings missing lands on RL with them marked; filled in and tested, RL serves", async () => {
-    await go("settings");
+    // Where the tray's "Enable RL" sends the user: the RL section, what is missing marked.
+    await page.evaluate(() => (location.hash = "#/settings/rl"));
+    await expectText(page.locator(tid("field-error-rl.api_key")), /needed for RL: a Tinker API key/);
+    await page.evaluate(() => (location.hash = "#/settings"));
+    await page.reload();
+    await page.locator(tid("settings-group-rl")).waitFor();
+    assert.equal(await page.locator(tid("field-error-rl.api_key")).count(), 0);
     await page.locator(tid("toggle-rl")).click({ force: true }); // the switch's track covers the input
     await expectText(page.locator(tid("field-error-rl.api_key")), /needed for RL: a Tinker API key/);
     // Scrolled to the RL section.

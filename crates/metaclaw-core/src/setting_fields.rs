@@ -696,6 +696,9 @@ pub struct GroupInfo {
 pub struct SettingsCatalogue {
     pub groups: Vec<GroupInfo>,
     pub fields: Vec<SettingField>,
+    /// What RL still needs, per key and why (empty when RL could start): the dashboard marks
+    /// these when it is opened on the RL section (`#/settings/rl`, the tray's "Enable RL").
+    pub rl_missing: Vec<crate::api::FieldError>,
 }
 
 fn value_at(doc: &Value, key: &str) -> Value {
@@ -763,6 +766,7 @@ pub fn catalogue(config: &Config) -> SettingsCatalogue {
             })
             .collect(),
         fields,
+        rl_missing: crate::settings::missing_fields(&crate::settings::rl_readiness(config)),
     }
 }
 
@@ -824,6 +828,14 @@ mod tests {
         let shown = serde_json::to_string(&cat).unwrap();
         assert!(!shown.contains("tml-secret-value-1234"));
         assert!(field.masked.as_deref().unwrap().ends_with("1234"));
+        // A Tinker key is set but no model: the catalogue says what RL still needs.
+        c.llm.model_id.clear();
+        let keys: Vec<_> = catalogue(&c)
+            .rl_missing
+            .into_iter()
+            .map(|f| f.key)
+            .collect();
+        assert_eq!(keys, ["rl.model"]);
     }
 
     #[test]

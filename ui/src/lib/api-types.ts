@@ -1928,6 +1928,11 @@ export interface components {
         SettingsCatalogue: {
             groups: components["schemas"]["GroupInfo"][];
             fields: components["schemas"]["SettingField"][];
+            /**
+             * @description What RL still needs, per key and why (empty when RL could start): the dashboard marks
+             *     these when it is opened on the RL section (`#/settings/rl`, the tray's "Enable RL").
+             */
+            rl_missing: components["schemas"]["FieldError"][];
         };
         Signal: {
             turn_id: string;

@@ -15,11 +15,21 @@ const MODES: { v: Mode; label: string; desc: string }[] = [
   { v: "auto", label: "Auto", desc: "RL, but only in scheduler windows (sleep, idle, free calendar)." },
 ];
 
-export function SettingsPage() {
+/** `section`: a group to open on (`#/settings/rl`); on `rl`, what RL still needs is marked. */
+export function SettingsPage(props: { section?: string }) {
   const status = useStatus();
   const config = useResource(() => api.config(), []);
   const catalogue = useResource(() => api.settings(), []);
   const [fieldErrors, setFieldErrors] = useState<FieldErrors>({});
+  const loaded = catalogue.data !== undefined;
+  useEffect(() => {
+    if (!loaded || !props.section) return;
+    if (props.section === "rl" && catalogue.data?.rl_missing.length) {
+      const missing = catalogue.data.rl_missing;
+      setFieldErrors((errs) => ({ ...errs, ...Object.fromEntries(missing.map((f) => [f.key, f.message])) }));
+    }
+    requestAnimationFrame(() => document.querySelector(`[data-testid="settings-group-${props.section}"]`)?.scrollIntoView({ block: "start" }));
+  }, [loaded, props.section]);
   const [restart, setRestart] = useState(false);
   const [saving, setSaving] = useState<string | null>(null);
   const [err, setErr] = useState<string | null>(null);
