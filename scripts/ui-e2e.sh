@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Dashboard end-to-end tests (tests/e2e): a seeded headless daemon + Debian chromium driven by
 # playwright-core through node's built-in test runner. Builds nothing: build first with
-#   scripts/build-ui.sh && cargo build -p metaclaw-cli --bin metaclaw && cargo build -p metaclaw-tests --bin mock-upstream
+#   scripts/build-ui.sh && cargo build -p metaclaw-cli --bin metaclaw && cargo build -p metaclaw-tests --bin mock-upstream --bin fake-tinker
 #
 # Env: METACLAW_BIN (default <repo>/target/debug/metaclaw), MOCK_UPSTREAM_BIN (default
 # <repo>/target/debug/mock-upstream), SCREENSHOT_DIR (default <repo>/target/ui-screenshots),
@@ -11,15 +11,16 @@ set -euo pipefail
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 export METACLAW_BIN="${METACLAW_BIN:-$REPO/target/debug/metaclaw}"
 export MOCK_UPSTREAM_BIN="${MOCK_UPSTREAM_BIN:-$REPO/target/debug/mock-upstream}"
+export FAKE_TINKER_BIN="${FAKE_TINKER_BIN:-$REPO/target/debug/fake-tinker}"
 export SCREENSHOT_DIR="${SCREENSHOT_DIR:-$REPO/target/ui-screenshots}"
 export CHROMIUM_PATH="${CHROMIUM_PATH:-/usr/bin/chromium}"
 
 missing=0
-for f in "$METACLAW_BIN" "$MOCK_UPSTREAM_BIN" "$CHROMIUM_PATH"; do
+for f in "$METACLAW_BIN" "$MOCK_UPSTREAM_BIN" "$FAKE_TINKER_BIN" "$CHROMIUM_PATH"; do
   [[ -x "$f" ]] || { echo "ui-e2e: not found: $f" >&2; missing=1; }
 done
 if [[ $missing == 1 ]]; then
-  echo "ui-e2e: build with: scripts/build-ui.sh && cargo build -p metaclaw-cli --bin metaclaw && cargo build -p metaclaw-tests --bin mock-upstream" >&2
+  echo "ui-e2e: build with: scripts/build-ui.sh && cargo build -p metaclaw-cli --bin metaclaw && cargo build -p metaclaw-tests --bin mock-upstream --bin fake-tinker" >&2
   echo "ui-e2e: chromium:   apt-get install -y --no-install-recommends chromium" >&2
   exit 1
 fi

@@ -8,8 +8,9 @@
 import assert from "node:assert/strict";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
-import { METACLAW_BIN, REPO, startDaemon } from "./lib/daemon.mjs";
-import { freePort, run } from "./lib/proc.mjs";
+import fs from "node:fs";
+import { FAKE_TINKER_BIN, METACLAW_BIN, REPO, startDaemon } from "./lib/daemon.mjs";
+import { freePort, run, start, waitForLine } from "./lib/proc.mjs";
 import { launch, screenshot, settle } from "./lib/browser.mjs";
 import { SEEDED_PROPOSAL } from "./lib/seed.mjs";
 
@@ -480,6 +481,115 @@ describe("onboarding on a fresh home", { timeout: 90_000 }, () => {
 });
 
 /** GET an /api route with the session cookie of the current browser context. */
+// Every setting from the catalogue, validated at the field, applied live; "Enable RL" with
+// settings missing, then filled in against a fake Tinker server until the policy serves.
+describe("settings from the catalogue", { timeout: 90_000 }, () => {
+  let t;
+  let tinker;
+  let b;
+  let ctx;
+  const GROUPS = ["general", "llm", "skills", "evolution", "rl", "judge", "teacher", "scheduler", "data"];
+  const TOKENIZER = path.join(REPO, "tests/fixtures/rl/tiny-qwen3-tokenizer.json");
+
+  before(async () => {
+    t = await startDaemon();
+    tinker = start(FAKE_TINKER_BIN, ["--vocab", "362"], { pipeStdout: true, logFile: path.join(t.home, "tinker.err") });
+    [, t.tinkerBase] = await waitForLine(tinker, /listening on (http:\/\/127\.0\.0\.1:\d+)/);
+    b = await launch();
+    ctx = await b.newContext({ viewport: { width: 1280, height: 860 }, colorScheme: "light", reducedMotion: "reduce" });
+    ctx.setDefaultTimeout(TIMEOUT);
+    page = await ctx.newPage();
+    watch(page);
+    await page.goto(t.loginUrl);
+    await page.locator(tid("page-overview")).waitFor();
+  });
+
+  after(async () => {
+    await ctx?.close().catch(() => {});
+    await b?.close().catch(() => {});
+    await tinker?.stop();
+    if (failed && t?.home) console.log(`# settings home kept for inspection: ${t.home}\n# daemon log tail:\n${t.log().replace(/^/gm, "# ")}`);
+    await t?.stop({ keep: failed });
+  });
+
+  const field = (key) => page.locator(tid(`field-${key}`));
+  const input = (key) => page.locator(tid(`input-${key}`));
+
+  scenario("every group renders; an invalid value shows the CLI's message under the field and changes nothing", async () => {
+    await go("settings");
+    for (const g of GROUPS) {
+      const card = page.locator(tid(`settings-group-${g}`));
+      await card.waitFor();
+      await card.scrollIntoViewIfNeeded();
+      await settle(page);
+      await card.screenshot({ path: path.join(SHOTS, `settings-${g}.png`) });
+    }
+    const yaml = () => fs.readFileSync(path.join(t.home, "config.yaml"), "utf8");
+    const before = yaml();
+    await input("skills.top_k").fill("many");
+    await page.locator(tid("save-skills.top_k")).click();
+    await expectText(page.locator(tid("field-error-skills.top_k")), /^invalid value for `skills\.top_k`: "many" \(expected an integer >= 1\)$/);
+    // The CLI says exactly the same.
+    const cli = await run(METACLAW_BIN, ["config", "skills.top_k", "many"], { env: { METACLAW_HOME: t.home, NO_COLOR: "1" } });
+    assert.notEqual(cli.code, 0);
+    assert.match(cli.stderr + cli.stdout, /invalid value for `skills\.top_k`: "many" \(expected an integer >= 1\)/);
+    assert.equal(yaml(), before, "config.yaml unchanged");
+
+    // A valid value: saved, the error goes, no restart banner.
+    await input("skills.top_k").fill("2");
+    const [resp] = await Promise.all([
+      page.waitForResponse((r) => r.request().method() === "PATCH" && r.url().endsWith("/api/config")),
+      page.locator(tid("save-skills.top_k")).click(),
+    ]);
+    const answer = await resp.json();
+    assert.equal(answer.restart_required, false, JSON.stringify(answer));
+    assert.deepEqual(resp.request().postDataJSON(), { set: { "skills.top_k": 2 } }, "only that key is sent");
+    await page.locator(tid("field-error-skills.top_k")).waitFor({ state: "detached" });
+    assert.match(yaml(), /top_k: 2/);
+    await input("scheduler.sleep_start").fill("22:30");
+    await input("scheduler.sleep_start").press("Enter");
+    await expectText(page.locator(tid("toast")).last(), /Saved: Sleep from/);
+    assert.equal(await page.locator(tid("restart-banner")).count(), 0);
+  });
+
+  scenario("Enable RL with settings missing lands on RL with them marked; filled in and tested, RL serves", async () => {
+    // Where the tray's "Enable RL" sends the user: the RL section, what is missing marked.
+    await page.evaluate(() => (location.hash = "#/settings/rl"));
+    await expectText(page.locator(tid("field-error-rl.api_key")), /needed for RL: a Tinker API key/);
+    await page.evaluate(() => (location.hash = "#/settings"));
+    await page.reload();
+    await page.locator(tid("settings-group-rl")).waitFor();
+    assert.equal(await page.locator(tid("field-error-rl.api_key")).count(), 0);
+    await page.locator(tid("toggle-rl")).click({ force: true }); // the switch's track covers the input
+    await expectText(page.locator(tid("field-error-rl.api_key")), /needed for RL: a Tinker API key/);
+    // Scrolled to the RL section.
+    await page.waitForFunction(() => {
+      const r = document.querySelector('[data-testid="settings-group-rl"]').getBoundingClientRect();
+      return r.top < window.innerHeight && r.bottom > 0;
+    });
+    assert.match((await field("rl.api_key").getAttribute("class")) ?? "", /field-invalid/);
+    await screenshot(page, SHOTS, "settings-rl-missing");
+
+    for (const [key, value] of [
+      ["rl.model", "Qwen/Qwen3-4B-Instruct-2507"],
+      ["rl.base_url", t.tinkerBase],
+      ["rl.tokenizer_path", TOKENIZER],
+    ]) {
+      await input(key).fill(value);
+      await page.locator(tid(`save-${key}`)).click();
+      await page.locator(tid(`save-${key}`)).waitFor({ state: "detached" });
+    }
+    await page.locator(tid("test-tinker")).click();
+    await expectText(page.locator(tid("test-result-tinker")), /✓ OK.*session/);
+    await page.locator(tid("toggle-rl")).click({ force: true }); // the switch's track covers the input
+    await expectText(page.locator(tid("toast")).last(), /Saved: RL on/);
+    await go("training");
+    await expectText(page.locator(tid("rl-phase")), /Serving/, 20_000);
+    await expectText(page.locator(tid("rl-phase-message")), /Qwen\/Qwen3-4B-Instruct-2507 serves chat/);
+    await screenshot(page, SHOTS, "training-rl-serving");
+  });
+});
+
 async function fetchApi(t, route) {
   const cookies = await page.context().cookies(t.base);
   return fetch(`${t.base}${route}`, { headers: { Cookie: cookies.map((c) => `${c.name}=${c.value}`).join("; ") } });

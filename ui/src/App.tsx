@@ -158,7 +158,7 @@ function Page(props: { page: string; params: string[] }) {
     case "scheduler":
       return <SchedulerPage />;
     case "settings":
-      return <SettingsPage />;
+      return <SettingsPage section={a} />;
     case ONBOARDING_PAGE:
       return <OnboardingPage />;
     default:

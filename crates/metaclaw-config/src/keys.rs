@@ -5,8 +5,9 @@ use serde_json::Value;
 
 use crate::choices::{ClawType, LlmProvider, LossFn, Mode, RetrievalMode, WireFormat};
 
+/// What a key holds.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) enum Kind {
+pub enum Kind {
     Section,
     Bool,
     Str,
@@ -17,8 +18,9 @@ pub(crate) enum Kind {
     Choice(&'static [&'static str]),
 }
 
+/// One key this version reads.
 #[derive(Debug)]
-pub(crate) struct KeySpec {
+pub struct KeySpec {
     pub key: &'static str,
     pub kind: Kind,
     /// Human description for error messages; unused for `Choice`.
@@ -26,6 +28,11 @@ pub(crate) struct KeySpec {
 }
 
 impl KeySpec {
+    /// What the key accepts, in words (the text of an "invalid value" error).
+    pub fn expected(&self) -> &'static str {
+        self.expected
+    }
+
     /// Parenthetical part of an "invalid value" error.
     pub fn allowed(&self) -> String {
         match self.kind {
@@ -182,6 +189,12 @@ pub(crate) const KEYS: &[KeySpec] = &[
     key("configure_openclaw", Kind::Bool, BOOL),
     key("learning_paused", Kind::Bool, BOOL),
 ];
+
+/// Every key this version reads, sections included (the settings catalogue checks itself
+/// against this list).
+pub fn known_keys() -> &'static [KeySpec] {
+    KEYS
+}
 
 pub(crate) fn spec(dotted: &str) -> Option<&'static KeySpec> {
     KEYS.iter().find(|k| k.key == dotted)

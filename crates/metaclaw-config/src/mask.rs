@@ -30,12 +30,12 @@ pub(crate) fn mask_tree(value: &Value, secret: bool) -> Value {
 /// Whether the last segment of a key names a secret. `*_path` keys (e.g.
 /// `scheduler.calendar.token_path`) point at files and are shown as is;
 /// numbers (e.g. `memory.max_injected_tokens`) are never masked.
-pub(crate) fn is_secret_key(segment: &str) -> bool {
+pub fn is_secret_key(segment: &str) -> bool {
     let segment = segment.to_ascii_lowercase();
     !segment.ends_with("_path") && SECRET_MARKERS.iter().any(|m| segment.contains(m))
 }
 
-pub(crate) fn mask_secret(secret: &str) -> String {
+pub fn mask_secret(secret: &str) -> String {
     let chars: Vec<char> = secret.chars().collect();
     match chars.len() {
         0 => String::new(),

@@ -14,6 +14,7 @@ mod recording;
 mod rl;
 mod runtime;
 pub mod scheduling;
+pub mod setting_fields;
 pub mod settings;
 mod skills;
 pub mod wiring;

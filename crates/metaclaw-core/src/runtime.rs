@@ -208,13 +208,12 @@ pub async fn start(opts: CoreOptions) -> Result<RunningCore, CoreError> {
     } = &parts;
     let mut background = Vec::new();
 
-    if config.records.retention_days > 0 {
-        background.push(tokio::spawn(prune_loop(
-            store.clone(),
-            clock.clone(),
-            config.records.retention_days,
-        )));
-    }
+    background.push(tokio::spawn(prune_loop(
+        store.clone(),
+        clock.clone(),
+        live.clone(),
+        events.subscribe(),
+    )));
     background.push(tokio::spawn(persist_session_ends(
         store.clone(),
         events.subscribe(),
@@ -269,6 +268,7 @@ pub async fn start(opts: CoreOptions) -> Result<RunningCore, CoreError> {
     background.push(tokio::spawn(apply_settings(
         proxy.clone(),
         evolution.clone(),
+        skills.clone(),
         events.subscribe(),
         live.clone(),
     )));
@@ -279,6 +279,7 @@ pub async fn start(opts: CoreOptions) -> Result<RunningCore, CoreError> {
         events.subscribe(),
         live.clone(),
         clock.clone(),
+        home.clone(),
     )));
     let token = CancellationToken::new();
     background.push(rl.spawn(token.child_token()));
@@ -458,10 +459,12 @@ async fn close_sessions_left_open(
 }
 
 /// Gives changed settings to the parts that keep a copy of them: the proxy swaps its upstream
-/// client (requests in flight finish on the old one), the evolver its endpoint. No restart.
+/// client (requests in flight finish on the old one), the evolver its endpoint, the retriever
+/// its settings. No restart. (The scheduler and the RL service follow the events themselves.)
 async fn apply_settings(
     proxy: ProxyState,
     evolution: Option<Arc<Evolution>>,
+    skills: Option<Arc<SkillService>>,
     mut rx: broadcast::Receiver<Event>,
     live: Arc<LiveConfig>,
 ) {
@@ -482,6 +485,11 @@ async fn apply_settings(
                 if let Some(evolution) = &evolution {
                     evolution.reconfigure(&config);
                 }
+                if let Some(skills) = &skills
+                    && let Err(e) = skills.reconfigure(&config)
+                {
+                    tracing::warn!("skill retrieval settings not applied: {e}");
+                }
             }
             Ok(_) => {}
             Err(broadcast::error::RecvError::Closed) => return,
@@ -499,10 +507,34 @@ async fn sweep_sessions(proxy: ProxyState, idle: Duration) {
     }
 }
 
-async fn prune_loop(store: Arc<Store>, clock: Arc<dyn Clock>, days: u32) {
+/// Deletes turns older than `records.retention_days` every six hours, and at once when the
+/// retention changes (0 keeps everything).
+async fn prune_loop(
+    store: Arc<Store>,
+    clock: Arc<dyn Clock>,
+    live: Arc<LiveConfig>,
+    mut rx: broadcast::Receiver<Event>,
+) {
     let mut tick = tokio::time::interval(Duration::from_secs(6 * 3600));
+    let mut last = live.get().records.retention_days;
     loop {
-        tick.tick().await;
+        tokio::select! {
+            _ = tick.tick() => {}
+            ev = rx.recv() => match ev {
+                Ok(Event::ConfigChanged) | Err(broadcast::error::RecvError::Lagged(_)) => {
+                    if live.get().records.retention_days == last {
+                        continue;
+                    }
+                }
+                Ok(_) => continue,
+                Err(broadcast::error::RecvError::Closed) => return,
+            },
+        }
+        let days = live.get().records.retention_days;
+        last = days;
+        if days == 0 {
+            continue;
+        }
         let cutoff = clock.now() - chrono::Duration::days(i64::from(days));
         let s = store.clone();
         match tokio::task::spawn_blocking(move || s.prune(cutoff)).await {

@@ -52,18 +52,24 @@ pub fn build(config: &Config, home: &Home, clock: Arc<dyn Clock>) -> Scheduler {
         .build()
 }
 
-/// Proxied requests count as the user being present; the pause switch follows the config.
+/// Proxied requests count as the user being present; the pause switch and the settings
+/// (sleep hours, idle, calendars, mode auto) follow the config.
 pub(crate) async fn follow_events(
     scheduler: Arc<Scheduler>,
     mut rx: broadcast::Receiver<Event>,
     live: Arc<LiveConfig>,
     clock: Arc<dyn Clock>,
+    home: Home,
 ) {
     scheduler.set_paused(live.get().learning_paused);
     loop {
         match rx.recv().await {
             Ok(Event::TurnCompleted { .. }) => scheduler.note_activity(clock.now()),
-            Ok(Event::ConfigChanged) => scheduler.set_paused(live.get().learning_paused),
+            Ok(Event::ConfigChanged) => {
+                let config = live.get();
+                scheduler.reconfigure(settings_from(&config, &home));
+                scheduler.set_paused(config.learning_paused);
+            }
             Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
             Err(broadcast::error::RecvError::Closed) => return,
         }

@@ -9,7 +9,7 @@ use metaclaw_config::{Config, Mode};
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::api::{ApiError, ErrorCode};
+use crate::api::{ApiError, ErrorCode, FieldError};
 use crate::live::LiveConfig;
 
 pub use metaclaw_rl::readiness::Missing;
@@ -71,32 +71,41 @@ pub struct Applied {
     pub config_warnings: Vec<String>,
 }
 
-/// Keys the running core reads at the moment it uses them, or applies on
-/// `Event::ConfigChanged` (the proxy swaps its upstream, the evolver its endpoint).
-const LIVE_KEYS: &[&str] = &[
-    "mode",
-    "rl.enabled",
-    "opd.enabled",
-    "learning_paused",
-    "skills.auto_evolve",
-    "skills.evolution_every_n_turns",
-    "skills.auto_approve",
-    "proxy.api_key",
-    "proxy.max_body_bytes",
-    "max_context_tokens",
-    "session.idle_timeout",
-    "rl.evolver_api_base",
-    "rl.evolver_api_key",
-    "rl.evolver_model",
-    // Read when wiring runs (the wiring operations, the next start).
-    "claw_type",
+/// Keys the running core only picks up after a restart. Every other key is applied live:
+/// read where it is used, or applied on `Event::ConfigChanged` (the proxy swaps its upstream,
+/// the evolver its endpoint, the retriever its settings, the scheduler its sources, and the RL
+/// service restarts in the background when its settings changed).
+const RESTART_KEYS: &[&str] = &[
+    // Where the daemon listens.
+    "proxy.host",
+    "proxy.port",
+    // Whether the skill library exists at all, and where its files are watched.
+    "skills.enabled",
+    "skills.dir",
+    "skills.include_bundled",
 ];
 
-/// Whole sections that apply live.
-const LIVE_SECTIONS: &[&str] = &["llm."];
+/// Whether a change to `key` applies to the running core without a restart.
+pub fn is_live(key: &str) -> bool {
+    !RESTART_KEYS.contains(&key)
+}
 
-fn is_live(key: &str) -> bool {
-    LIVE_KEYS.contains(&key) || LIVE_SECTIONS.iter().any(|s| key.starts_with(s))
+/// Why each missing setting is needed, per key (legacy key names left out: the dashboard
+/// shows the current names).
+pub fn missing_fields(readiness: &RlReadiness) -> Vec<FieldError> {
+    readiness
+        .missing
+        .iter()
+        .flat_map(|m| {
+            m.keys
+                .iter()
+                .filter(|k| !crate::setting_fields::HIDDEN.iter().any(|(h, _)| h == *k))
+                .map(move |k| FieldError {
+                    key: (*k).to_owned(),
+                    message: format!("needed for RL: {}. {}", m.what, m.hint),
+                })
+        })
+        .collect()
 }
 
 /// Apply `changes` (dotted key, value) to the running core and config.yaml. Nothing changes
@@ -116,7 +125,8 @@ pub fn apply(live: &LiveConfig, changes: Vec<(String, Value)>) -> Result<Applied
         let readiness = rl_readiness(&candidate);
         if !readiness.is_ready() {
             return Err(ApiError::new(ErrorCode::NotReady, readiness.to_string())
-                .with_keys(readiness.keys()));
+                .with_keys(readiness.keys())
+                .with_fields(missing_fields(&readiness)));
         }
     }
     let (config, config_warnings) = live.update(&pairs)?;
@@ -286,6 +296,10 @@ mod tests {
         let err = apply(&live, vec![("mode".into(), json!("rl"))]).unwrap_err();
         assert_eq!(err.code, ErrorCode::NotReady);
         assert!(err.keys.contains(&"rl.model".to_owned()), "{:?}", err.keys);
+        let model = err.fields.iter().find(|f| f.key == "rl.model").unwrap();
+        assert!(model.message.contains("base model"), "{}", model.message);
+        assert!(err.fields.iter().any(|f| f.key == "rl.api_key"));
+        assert!(err.fields.iter().all(|f| f.key != "rl.tinker_api_key"));
         assert_eq!(live.get().mode, Mode::SkillsOnly);
         let file = std::fs::read_to_string(dir.path().join("config.yaml")).unwrap();
         assert_eq!(file, "mode: skills_only\n", "nothing written");

@@ -66,12 +66,58 @@ pub struct SkillInfo {
 pub struct SkillService {
     book: Arc<SkillBook>,
     store: Arc<Store>,
-    config: RetrievalConfig,
-    embedder: Option<Embedder>,
+    /// Retrieval settings and the embeddings client: swapped as a whole by `reconfigure`.
+    retrieval: ArcSwap<Retriever>,
     cache: LayeredCache,
     states: ArcSwap<States>,
     /// Bumped by every approved change to the library; turns record the one they ran under.
     generation: AtomicU64,
+}
+
+/// How skills are picked, as one value the live settings replace.
+struct Retriever {
+    config: RetrievalConfig,
+    embedder: Option<Embedder>,
+    /// The settings it was built from, to tell whether a change concerns it.
+    source: Value,
+}
+
+impl Retriever {
+    fn new(config: &Config) -> Result<Retriever, CoreError> {
+        let retrieval = retrieval_config(config);
+        let embedder = if retrieval.mode == Mode::Embedding {
+            let e = &config.skills.embedding;
+            let base = if e.api_base.is_empty() {
+                &config.llm.api_base
+            } else {
+                &e.api_base
+            };
+            let key = if e.api_key.is_empty() {
+                &config.llm.api_key
+            } else {
+                &e.api_key
+            };
+            Some(
+                Embedder::new(base, key, &e.model, Duration::from_millis(e.timeout_ms))
+                    .map_err(|e| CoreError::Http(e.to_string()))?,
+            )
+        } else {
+            None
+        };
+        Ok(Retriever {
+            config: retrieval,
+            embedder,
+            source: Retriever::source(config),
+        })
+    }
+
+    fn source(config: &Config) -> Value {
+        json!({
+            "skills": config.skills,
+            "llm_base": config.llm.api_base,
+            "llm_key": config.llm.api_key,
+        })
+    }
 }
 
 fn retrieval_config(config: &Config) -> RetrievalConfig {
@@ -101,26 +147,7 @@ impl SkillService {
             user_dir: Some(config.skills_dir(home)),
             bundled: config.skills.include_bundled,
         };
-        let retrieval = retrieval_config(config);
-        let embedder = if retrieval.mode == Mode::Embedding {
-            let e = &config.skills.embedding;
-            let base = if e.api_base.is_empty() {
-                &config.llm.api_base
-            } else {
-                &e.api_base
-            };
-            let key = if e.api_key.is_empty() {
-                &config.llm.api_key
-            } else {
-                &e.api_key
-            };
-            Some(
-                Embedder::new(base, key, &e.model, Duration::from_millis(e.timeout_ms))
-                    .map_err(|e| CoreError::Http(e.to_string()))?,
-            )
-        } else {
-            None
-        };
+        let retrieval = Retriever::new(config)?;
         let service = SkillService {
             book: SkillBook::load(sources),
             cache: LayeredCache {
@@ -128,13 +155,23 @@ impl SkillService {
                 store: store.clone(),
             },
             store: store.clone(),
-            config: retrieval,
-            embedder,
+            retrieval: ArcSwap::from_pointee(retrieval),
             states: ArcSwap::from_pointee(States::new()),
             generation: AtomicU64::new(store.skill_generation().unwrap_or(0)),
         };
         service.refresh_states();
         Ok(Arc::new(service))
+    }
+
+    /// Apply changed retrieval settings (mode, top-k, thresholds, budget, embeddings
+    /// endpoint) to the running service; requests in flight finish with the old ones.
+    pub fn reconfigure(&self, config: &Config) -> Result<(), CoreError> {
+        if self.retrieval.load().source == Retriever::source(config) {
+            return Ok(());
+        }
+        self.retrieval.store(Arc::new(Retriever::new(config)?));
+        tracing::info!("skill retrieval settings applied");
+        Ok(())
     }
 
     pub fn library(&self) -> Arc<Library> {
@@ -242,7 +279,8 @@ impl SkillService {
     /// What would be injected for `query`, with every candidate's score and reason.
     pub async fn retrieve(&self, query: &str) -> Retrieval {
         let library = self.library();
-        let dense = match &self.embedder {
+        let retriever = self.retrieval.load_full();
+        let dense = match &retriever.embedder {
             Some(e) if !query.trim().is_empty() => match e.rank(&library, &self.cache, query).await
             {
                 Ok(ranking) => Some(ranking),
@@ -257,7 +295,7 @@ impl SkillService {
             &library,
             &self.states.load(),
             query,
-            &self.config,
+            &retriever.config,
             dense.as_deref(),
         )
     }

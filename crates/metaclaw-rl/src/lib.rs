@@ -9,6 +9,7 @@ pub mod datum;
 mod error;
 pub mod judge;
 pub mod policy;
+pub mod probe;
 pub mod readiness;
 pub mod reward;
 pub mod scoring;

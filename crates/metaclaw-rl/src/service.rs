@@ -72,6 +72,11 @@ pub struct RlStatus {
     pub sampler_step: Option<u64>,
     pub samples: std::collections::BTreeMap<String, u64>,
     pub last_step: Option<TrainingStep>,
+    /// How many times the policy started in this run (a settings change restarts it).
+    pub starts: u64,
+    /// The settings the running policy was built with differ from the current ones: a
+    /// restart is under way.
+    pub restarting: bool,
     /// The last OPD teacher failure (e.g. a tokenizer mismatch), until a teacher call works.
     pub teacher_error: Option<String>,
 }
@@ -91,6 +96,32 @@ pub struct RlService {
     gate: tokio::sync::Mutex<()>,
     wake: Notify,
     teacher_error: std::sync::Mutex<Option<String>>,
+    /// The settings the running policy was built with ([`fingerprint`]).
+    built_with: std::sync::Mutex<Option<Value>>,
+    starts: std::sync::atomic::AtomicU64,
+}
+
+/// The settings a running policy depends on: a change to any of them restarts RL. Keys read
+/// at each use (mode, the manual trigger, the evolver) are left out.
+fn fingerprint(c: &Config) -> Value {
+    let mut rl = serde_json::to_value(&c.rl).unwrap_or_default();
+    if let Some(map) = rl.as_object_mut() {
+        for live in [
+            "enabled",
+            "manual_train_trigger",
+            "evolver_api_base",
+            "evolver_api_key",
+            "evolver_model",
+        ] {
+            map.remove(live);
+        }
+    }
+    serde_json::json!({
+        "rl": rl,
+        "opd": c.opd,
+        "model": readiness::model(c),
+        "timeout": c.llm.timeout_seconds,
+    })
 }
 
 struct PhaseState {
@@ -116,7 +147,45 @@ impl RlService {
             gate: tokio::sync::Mutex::new(()),
             wake: Notify::new(),
             teacher_error: std::sync::Mutex::new(None),
+            built_with: std::sync::Mutex::new(None),
+            starts: std::sync::atomic::AtomicU64::new(0),
         })
+    }
+
+    fn lock_built_with(&self) -> std::sync::MutexGuard<'_, Option<Value>> {
+        self.built_with.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Whether the running policy was built with other settings than the current ones.
+    fn stale(&self, c: &Config) -> bool {
+        self.running.load().is_some()
+            && self
+                .lock_built_with()
+                .as_ref()
+                .is_some_and(|built| *built != fingerprint(c))
+    }
+
+    /// After a settings change: a failed start-up is tried again, and a running policy whose
+    /// settings changed is stopped so the next round builds it anew (chat goes upstream
+    /// meanwhile). Turning RL off keeps the policy: turning it on again is then instant.
+    async fn settings_changed(&self) {
+        let config = self.config();
+        if self.phase().0 == Phase::Failed {
+            self.set_phase(Phase::Off, None);
+        }
+        if !self.stale(&config) {
+            return;
+        }
+        let _guard = self.gate.lock().await;
+        if self.stale(&config) {
+            self.running.store(None);
+            *self.lock_built_with() = None;
+            self.set_phase(
+                Phase::Off,
+                Some("restarting: the RL settings changed".to_owned()),
+            );
+            tracing::info!("rl: settings changed, restarting the policy");
+        }
     }
 
     fn config(&self) -> Arc<Config> {
@@ -159,9 +228,7 @@ impl RlService {
                     _ = me.wake.notified() => {}
                     ev = events.recv() => match ev {
                         Ok(Event::ConfigChanged) | Err(broadcast::error::RecvError::Lagged(_)) => {
-                            if me.phase().0 == Phase::Failed {
-                                me.set_phase(Phase::Off, None);
-                            }
+                            me.settings_changed().await;
                         }
                         Ok(_) => continue,
                         Err(broadcast::error::RecvError::Closed) => break,
@@ -259,10 +326,13 @@ impl RlService {
             );
             return;
         }
-        self.set_phase(Phase::Starting, None);
+        self.set_phase(Phase::Starting, Some("checking the settings".to_owned()));
         match self.build(&config).await {
             Ok(running) => {
                 self.running.store(Some(Arc::new(running)));
+                *self.lock_built_with() = Some(fingerprint(&config));
+                self.starts
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 self.set_phase(Phase::Serving, None);
                 tracing::info!("rl: the policy is serving");
             }
@@ -288,6 +358,16 @@ impl RlService {
                 .map_err(|e| RlError::Config(format!("rl.renderer_name: {e}")))?
         };
         let local = (!c.rl.tokenizer_path.is_empty()).then(|| PathBuf::from(&c.rl.tokenizer_path));
+        self.set_phase(
+            Phase::Starting,
+            Some(match &local {
+                Some(path) => format!("loading the tokenizer from {}", path.display()),
+                None => format!(
+                    "loading the tokenizer of {model} (downloaded from the Hugging Face hub the \
+                     first time)"
+                ),
+            }),
+        );
         let tokenizer = metaclaw_render::load_tokenizer(
             &model,
             local.as_deref(),
@@ -313,9 +393,13 @@ impl RlService {
             WireFormat::Json => tinker_client::WireDialect::Json,
             WireFormat::Proto => tinker_client::WireDialect::Proto,
         };
+        self.set_phase(
+            Phase::Starting,
+            Some(format!("opening a Tinker session at {}", client.base_url)),
+        );
         let service = tinker_client::ServiceClient::connect(client)
             .await
-            .map_err(|e| RlError::Tinker(e.to_string()))?;
+            .map_err(|e| RlError::Tinker(format!("Tinker session: {e}")))?;
         let policy = Arc::new(Policy::new(
             renderer,
             model.clone(),
@@ -335,6 +419,13 @@ impl RlService {
         } else {
             Some(c.rl.resume_from_ckpt.clone())
         };
+        self.set_phase(
+            Phase::Starting,
+            Some(format!(
+                "creating the LoRA model (rank {}) of {model} and its first sampler",
+                c.rl.lora_rank
+            )),
+        );
         let trainer = Trainer::start(
             self.parts.store.clone(),
             service,
@@ -436,6 +527,8 @@ impl RlService {
                 .ok()
                 .and_then(|mut v| v.pop()),
             teacher_error: self.lock_teacher_error().clone(),
+            starts: self.starts.load(std::sync::atomic::Ordering::Relaxed),
+            restarting: self.stale(&c),
         }
     }
 

@@ -3,7 +3,7 @@
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
@@ -145,14 +145,17 @@ impl SchedulerBuilder {
         let (changes, _) = watch::channel(0u64);
         let scheduler = Scheduler {
             inner: Arc::new(Inner {
-                settings: self.settings,
-                sleep,
+                configured: RwLock::new(Arc::new(Configured {
+                    settings: self.settings,
+                    sleep,
+                    calendars,
+                })),
+                calendar_changed: Notify::new(),
                 tz,
                 tz_problem,
                 clock,
                 idle: self.idle.unwrap_or_else(|| Arc::new(OsIdleSource::new())),
                 fetcher: self.fetcher.unwrap_or_else(|| Arc::new(HttpFetcher::new())),
-                calendars,
                 persistence,
                 core: Mutex::new(core),
                 changes,
@@ -164,15 +167,22 @@ impl SchedulerBuilder {
     }
 }
 
-struct Inner {
+/// What the settings decide; replaced as a whole by [`Scheduler::reconfigure`].
+struct Configured {
     settings: SchedulerSettings,
     sleep: Result<Option<SleepHours>, String>,
+    calendars: Arc<CalendarStore>,
+}
+
+struct Inner {
+    configured: RwLock<Arc<Configured>>,
+    /// Wakes the calendar refresher when the calendar settings change.
+    calendar_changed: Notify,
     tz: Tz,
     tz_problem: Option<String>,
     clock: Arc<dyn Clock>,
     idle: Arc<dyn IdleSource>,
     fetcher: Arc<dyn CalendarFetcher>,
-    calendars: Arc<CalendarStore>,
     persistence: Arc<dyn StatePersistence>,
     core: Mutex<Core>,
     /// Bumped on every change that may open/close a window or change the state.
@@ -322,16 +332,61 @@ impl Scheduler {
         self.inner.changes.send_modify(|g| *g = g.wrapping_add(1));
     }
 
-    pub fn settings(&self) -> &SchedulerSettings {
-        &self.inner.settings
+    fn cfg(&self) -> Arc<Configured> {
+        self.inner
+            .configured
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    pub fn settings(&self) -> SchedulerSettings {
+        self.cfg().settings.clone()
+    }
+
+    /// Apply new settings to the running scheduler (the dashboard's Settings page): sleep
+    /// hours, idle threshold, windows and calendars change at once, without a restart.
+    /// Calendar data already fetched is kept when the calendar settings did not change.
+    pub fn reconfigure(&self, settings: SchedulerSettings) {
+        let old = self.cfg();
+        if old.settings == settings {
+            return;
+        }
+        let sleep = settings.sleep_hours();
+        if let Err(e) = &sleep {
+            tracing::warn!(error = %e, "sleep hours ignored");
+        }
+        let calendar_changed = old.settings.calendar != settings.calendar;
+        let calendars = if calendar_changed {
+            let store = Arc::new(CalendarStore::new(settings.calendar.clone()));
+            store.reload_files(self.inner.clock.now());
+            store
+        } else {
+            old.calendars.clone()
+        };
+        *self
+            .inner
+            .configured
+            .write()
+            .unwrap_or_else(|e| e.into_inner()) = Arc::new(Configured {
+            settings,
+            sleep,
+            calendars,
+        });
+        if calendar_changed {
+            self.inner.calendar_changed.notify_one();
+        }
+        tracing::info!("scheduler settings applied");
+        self.notify_changed();
+        self.tick();
     }
 
     pub fn time_zone(&self) -> Tz {
         self.inner.tz
     }
 
-    pub fn calendars(&self) -> &Arc<CalendarStore> {
-        &self.inner.calendars
+    pub fn calendars(&self) -> Arc<CalendarStore> {
+        self.cfg().calendars.clone()
     }
 
     pub fn state(&self) -> SchedulerState {
@@ -388,14 +443,14 @@ impl Scheduler {
 
     /// Re-read local calendar files now (the watcher does this on changes).
     pub fn reload_calendar_files(&self) {
-        self.inner.calendars.reload_files(self.inner.clock.now());
+        self.cfg().calendars.reload_files(self.inner.clock.now());
         self.notify_changed();
     }
 
     /// Fetch the calendar URLs now (the background task does this every `refresh_minutes`).
     pub async fn refresh_calendar_urls(&self) {
         let now = self.inner.clock.now();
-        self.inner
+        self.cfg()
             .calendars
             .refresh_urls(self.inner.fetcher.as_ref(), now)
             .await;
@@ -539,41 +594,48 @@ impl Scheduler {
         handles.push(tokio::spawn(async move { me.monitor_loop().await }));
 
         let mut watcher = None;
-        let cal = self.inner.calendars.clone();
-        if cal.enabled() {
-            if !cal.settings().paths.is_empty() {
-                let kick = Arc::new(Notify::new());
-                let k2 = kick.clone();
-                match watch_paths(cal.clone(), move || k2.notify_one()) {
-                    Ok(w) => watcher = Some(w),
-                    Err(e) => tracing::warn!(error = %e, "calendar file watcher unavailable"),
-                }
-                let me = self.clone();
-                handles.push(tokio::spawn(async move {
-                    loop {
-                        kick.notified().await;
-                        tokio::time::sleep(WATCH_DEBOUNCE).await;
-                        me.reload_calendar_files();
-                    }
-                }));
+        let cal = self.cfg().calendars.clone();
+        // Files are watched where they were at start; files added later in Settings are
+        // re-read on each refresh below (and at once when the settings change).
+        if cal.enabled() && !cal.settings().paths.is_empty() {
+            let kick = Arc::new(Notify::new());
+            let k2 = kick.clone();
+            match watch_paths(cal.clone(), move || k2.notify_one()) {
+                Ok(w) => watcher = Some(w),
+                Err(e) => tracing::warn!(error = %e, "calendar file watcher unavailable"),
             }
             let me = self.clone();
-            let every = self.inner.settings.refresh_interval();
             handles.push(tokio::spawn(async move {
-                let mut first = true;
                 loop {
-                    if !me.inner.calendars.settings().urls.is_empty() {
+                    kick.notified().await;
+                    tokio::time::sleep(WATCH_DEBOUNCE).await;
+                    me.reload_calendar_files();
+                }
+            }));
+        }
+        // Runs whether or not calendars are on now: they can be turned on in Settings.
+        let me = self.clone();
+        handles.push(tokio::spawn(async move {
+            let mut first = true;
+            loop {
+                let cfg = me.cfg();
+                if cfg.calendars.enabled() {
+                    if !cfg.calendars.settings().urls.is_empty() {
                         me.refresh_calendar_urls().await;
                     }
                     if !first {
                         // Safety net for missed file events.
                         me.reload_calendar_files();
                     }
-                    first = false;
-                    tokio::time::sleep(every).await;
                 }
-            }));
-        }
+                first = false;
+                let every = cfg.settings.refresh_interval();
+                tokio::select! {
+                    _ = tokio::time::sleep(every) => {}
+                    _ = me.inner.calendar_changed.notified() => {}
+                }
+            }
+        }));
         BackgroundTasks {
             handles,
             _watcher: watcher,
@@ -603,18 +665,18 @@ impl Scheduler {
         let reading = self.cached_idle(now);
         let core = self.lock();
         let ev = self.evaluate(now, reading, &core);
-        let threshold = self.inner.settings.idle_threshold();
-        let (sleep_enabled, sleep_problem) = match &self.inner.sleep {
+        let threshold = self.cfg().settings.idle_threshold();
+        let (sleep_enabled, sleep_problem) = match &self.cfg().sleep {
             Ok(h) => (h.is_some(), None),
             Err(e) => (false, Some(e.clone())),
         };
-        let next_sleep = match &self.inner.sleep {
+        let next_sleep = match &self.cfg().sleep {
             Ok(Some(h)) => sleep_windows(*h, self.inner.tz, now, now + chrono::Duration::days(2))
                 .into_iter()
                 .find(|w| w.start > now),
             _ => None,
         };
-        let mut calendar = self.inner.calendars.status(ev.busy_now);
+        let mut calendar = self.cfg().calendars.status(ev.busy_now);
         if let Some(p) = &self.inner.tz_problem {
             calendar.problems.push(crate::types::SourceProblem {
                 source: "time zone".into(),
@@ -625,7 +687,7 @@ impl Scheduler {
         SchedulerStatus {
             now,
             time_zone: self.inner.tz.name().to_owned(),
-            gating: self.inner.settings.gating(),
+            gating: self.cfg().settings.gating(),
             paused: core.paused,
             state: core.state,
             since: core.since,
@@ -636,8 +698,8 @@ impl Scheduler {
             sources: SourcesStatus {
                 sleep: SleepStatus {
                     enabled: sleep_enabled,
-                    sleep_start: self.inner.settings.sleep_start.clone(),
-                    sleep_end: self.inner.settings.sleep_end.clone(),
+                    sleep_start: self.cfg().settings.sleep_start.clone(),
+                    sleep_end: self.cfg().settings.sleep_end.clone(),
                     problem: sleep_problem,
                     current: ev.sleep_now,
                     next: next_sleep,
@@ -660,7 +722,7 @@ impl Scheduler {
     /// (sleep hours or calendar) long enough for a step, within the next 14 days. Idle windows
     /// cannot be predicted. Ignores the pause switch.
     pub fn next_window(&self, now: DateTime<Utc>) -> Option<Window> {
-        if !self.inner.settings.gating() {
+        if !self.cfg().settings.gating() {
             return Some(Window {
                 start: now,
                 end: None,
@@ -703,12 +765,12 @@ impl Scheduler {
                 });
             }
         };
-        if let Ok(Some(h)) = &self.inner.sleep {
+        if let Ok(Some(h)) = &self.cfg().sleep {
             for w in sleep_windows(*h, self.inner.tz, from, to) {
                 clip(w.start, w.end, BandKind::Sleep);
             }
         }
-        for b in self.inner.calendars.busy(from, to, self.inner.tz) {
+        for b in self.cfg().calendars.busy(from, to, self.inner.tz) {
             clip(b.start, b.end, BandKind::Calendar);
         }
         let core = self.lock();
@@ -758,7 +820,7 @@ impl Scheduler {
 
     /// The last reading if younger than `poll_seconds`, else a fresh one.
     fn cached_idle(&self, now: DateTime<Utc>) -> IdleReading {
-        let poll = self.inner.settings.poll_interval();
+        let poll = self.cfg().settings.poll_interval();
         if let Some((at, r)) = &self.lock().idle_cache
             && *at <= now
             && to_std(now - *at) < poll
@@ -771,14 +833,14 @@ impl Scheduler {
     }
 
     fn required_known(&self, estimate: Option<Duration>) -> Duration {
-        self.inner
+        self.cfg()
             .settings
             .min_window()
             .max(estimate.unwrap_or_default())
     }
 
     fn presence(&self) -> Duration {
-        match self.inner.settings.idle_threshold() {
+        match self.cfg().settings.idle_threshold() {
             Some(t) => PRESENCE.min(t),
             None => PRESENCE,
         }
@@ -786,7 +848,7 @@ impl Scheduler {
 
     fn known(&self, from: DateTime<Utc>, to: DateTime<Utc>) -> Vec<Known> {
         let mut out = Vec::new();
-        if let Ok(Some(h)) = &self.inner.sleep {
+        if let Ok(Some(h)) = &self.cfg().sleep {
             out.extend(
                 sleep_windows(*h, self.inner.tz, from, to)
                     .into_iter()
@@ -797,7 +859,7 @@ impl Scheduler {
             );
         }
         out.extend(
-            self.inner
+            self.cfg()
                 .calendars
                 .busy(from, to, self.inner.tz)
                 .into_iter()
@@ -810,7 +872,8 @@ impl Scheduler {
     }
 
     fn evaluate(&self, now: DateTime<Utc>, reading: IdleReading, core: &Core) -> Eval {
-        let settings = &self.inner.settings;
+        let cfg = self.cfg();
+        let settings = &cfg.settings;
         let estimate = core.steps.estimate();
         let (idle_used, idle) = match &reading {
             IdleReading::Known { idle_secs } => {
@@ -922,14 +985,14 @@ impl Scheduler {
     }
 
     fn pause_needed(&self, core: &Core, ev: &Eval) -> bool {
-        core.paused || (self.inner.settings.gating() && !ev.user_away)
+        core.paused || (self.cfg().settings.gating() && !ev.user_away)
     }
 
     /// How long the loops may sleep before something could change on its own.
     fn wake_after(&self, now: DateTime<Utc>, state: SchedulerState, ev: &Eval) -> Duration {
-        let poll = self.inner.settings.poll_interval();
+        let poll = self.cfg().settings.poll_interval();
         let cap = poll.max(Duration::from_secs(60));
-        if !self.inner.settings.gating() {
+        if !self.cfg().settings.gating() {
             return cap;
         }
         let mut next: Option<Duration> = None;
@@ -954,7 +1017,7 @@ impl Scheduler {
                 }
             }
         }
-        if let Some(t) = self.inner.settings.idle_threshold() {
+        if let Some(t) = self.cfg().settings.idle_threshold() {
             let needed = t.max(ev.estimate.unwrap_or_default());
             if ev.idle < needed {
                 consider(needed - ev.idle);

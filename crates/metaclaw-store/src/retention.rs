@@ -103,3 +103,31 @@ pub(crate) fn prune_batch(
 pub(crate) fn log(older_than: DateTime<Utc>, report: &PruneReport) {
     tracing::info!(cutoff = %timestamp::format(older_than), ?report, "store: pruned");
 }
+
+/// Deletes one session: its turns (with everything that cascades from them), the session
+/// row, and the blobs no other turn references. One transaction.
+pub(crate) fn delete_session(conn: &mut Connection, session_id: &str) -> Result<PruneReport> {
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let exists: bool = tx.query_row(
+        "SELECT EXISTS (SELECT 1 FROM sessions WHERE id = ?1)",
+        [session_id],
+        |r| r.get(0),
+    )?;
+    if !exists {
+        return Err(crate::StoreError::NotFound {
+            what: "session",
+            id: session_id.to_owned(),
+        });
+    }
+    let mut report = PruneReport {
+        turns: tx.execute("DELETE FROM turns WHERE session_id = ?1", [session_id])? as u64,
+        sessions: tx.execute("DELETE FROM sessions WHERE id = ?1", [session_id])? as u64,
+        blobs: 0,
+    };
+    report.blobs = tx.execute(
+        "DELETE FROM blobs WHERE NOT EXISTS (SELECT 1 FROM turn_blobs tb WHERE tb.hash = blobs.hash)",
+        [],
+    )? as u64;
+    tx.commit()?;
+    Ok(report)
+}

@@ -161,6 +161,28 @@ impl Store {
         Ok(total)
     }
 
+    /// Deletes one session with its turns and what only they referenced ("delete this
+    /// conversation" in the dashboard). `NotFound` when there is no such session.
+    pub fn delete_session(&self, session_id: &str) -> Result<PruneReport> {
+        let id = session_id.to_owned();
+        self.call(move |conn| retention::delete_session(conn, &id))
+    }
+
+    /// Size of the database on disk: the main file and its write-ahead log.
+    pub fn size_bytes(&self) -> u64 {
+        let main = self.path();
+        let wal = {
+            let mut p = main.as_os_str().to_owned();
+            p.push("-wal");
+            std::path::PathBuf::from(p)
+        };
+        [main.to_owned(), wal]
+            .iter()
+            .filter_map(|p| std::fs::metadata(p).ok())
+            .map(|m| m.len())
+            .sum()
+    }
+
     /// Runs `f` on the writer connection once everything sent before is committed, and
     /// waits for its result. `f` opens its own transaction (see [`in_transaction`]).
     fn call<T, F>(&self, f: F) -> Result<T>

@@ -10,6 +10,7 @@ import { seedLive, seedOffline } from "./seed.mjs";
 export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
 export const METACLAW_BIN = process.env.METACLAW_BIN || path.join(REPO, "target/debug/metaclaw");
 export const MOCK_UPSTREAM_BIN = process.env.MOCK_UPSTREAM_BIN || path.join(REPO, "target/debug/mock-upstream");
+export const FAKE_TINKER_BIN = process.env.FAKE_TINKER_BIN || path.join(REPO, "target/debug/fake-tinker");
 const PROXY_KEY = "pk";
 
 // Talk to 127.0.0.1 directly, never through a proxy from the environment.

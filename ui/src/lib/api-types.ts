@@ -49,7 +49,8 @@ export interface paths {
         get: operations["getSession"];
         put?: never;
         post?: never;
-        delete?: never;
+        /** Delete a session with its turns, ratings and samples */
+        delete: operations["deleteSession"];
         options?: never;
         head?: never;
         patch?: never;
@@ -66,6 +67,40 @@ export interface paths {
         put?: never;
         /** Thumbs up (1) or down (-1) on a turn, with a note */
         post: operations["setFeedback"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/data": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Database size, session count and retention */
+        get: operations["getData"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/data/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Sessions with their turns as JSON Lines (one session a line) */
+        get: operations["exportSessions"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -442,8 +477,42 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Check that an endpoint (llm, evolver, embedding) answers */
+        /** Check that an endpoint (llm, evolver, embedding, judge, teacher) answers */
         post: operations["testConnection"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Every user-facing setting: group, label, help, kind, bounds and current value (secrets masked) */
+        get: operations["getSettings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/config/test-tinker": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Open a session on the configured Tinker server and list the models it can train */
+        post: operations["testTinker"];
         delete?: never;
         options?: never;
         head?: never;
@@ -688,6 +757,8 @@ export interface components {
             message: string;
             /** @description Configuration keys the error is about (an invalid value, settings RL still needs). */
             keys?: string[];
+            /** @description Per key, what is wrong with it (shown under the field that failed). */
+            fields?: components["schemas"]["FieldError"][];
         };
         ApproveInput: {
             /** @description The user's edited SKILL.md; the proposal's own text when absent or blank. */
@@ -1000,6 +1071,21 @@ export interface components {
             /** Format: uint64 */
             pending_proposals: number;
         };
+        DataInfo: {
+            database_path: string;
+            /**
+             * Format: uint64
+             * @description The database file and its write-ahead log.
+             */
+            database_bytes: number;
+            /** Format: uint64 */
+            sessions: number;
+            /**
+             * Format: uint32
+             * @description `records.retention_days`: turns older than this are deleted (0 = kept forever).
+             */
+            retention_days: number;
+        };
         /** @enum {string} */
         Decision: "approve" | "reject";
         /** @description An agent found on this machine, for the onboarding's "connect your agent" step. */
@@ -1046,8 +1132,7 @@ export interface components {
              */
             timeout_ms: number;
         };
-        /** @enum {string} */
-        Endpoint: "llm" | "evolver" | "embedding";
+        Endpoint: ("llm" | "evolver" | "embedding") | "judge" | "teacher";
         /** @description An endpoint not saved yet. */
         EndpointCandidate: {
             /**
@@ -1189,6 +1274,10 @@ export interface components {
          * @enum {string}
          */
         EvolutionTrigger: "session_end" | "every_n_turns" | "manual";
+        ExportQuery: {
+            /** @description Only this session (default: every session). */
+            session?: string | null;
+        };
         FeedbackInput: {
             /**
              * Format: int8
@@ -1197,10 +1286,25 @@ export interface components {
             rating: number;
             note?: string | null;
         };
+        /**
+         * @description What is wrong with one setting: an invalid value (the CLI's message) or a setting RL
+         *     still needs (what it is for).
+         */
+        FieldError: {
+            key: string;
+            message: string;
+        };
+        /** @description How a setting is edited. */
+        FieldKind: ("bool" | "int" | "float" | "text") | "secret" | "enum" | "list" | "path" | "url";
         Finding: {
             path: string;
             level: components["schemas"]["Level"];
             message: string;
+        };
+        /** @description A group and its label, in page order. */
+        GroupInfo: {
+            id: components["schemas"]["SettingGroup"];
+            label: string;
         };
         /** @description What the idle source reported. */
         IdleReading: {
@@ -1593,6 +1697,16 @@ export interface components {
                 [key: string]: number;
             };
             last_step: components["schemas"]["TrainingStep"] | null;
+            /**
+             * Format: uint64
+             * @description How many times the policy started in this run (a settings change restarts it).
+             */
+            starts: number;
+            /**
+             * @description The settings the running policy was built with differ from the current ones: a
+             *     restart is under way.
+             */
+            restarting: boolean;
             /** @description The last OPD teacher failure (e.g. a tokenizer mismatch), until a teacher call works. */
             teacher_error: string | null;
         };
@@ -1773,6 +1887,52 @@ export interface components {
              *     there are.
              */
             offset?: number | null;
+        };
+        SessionsExport: {
+            /** @description A file name to save it as. */
+            filename: string;
+            /** Format: uint64 */
+            sessions: number;
+            /** @description One `ExportedSession` as JSON per line. */
+            jsonl: string;
+        };
+        /** @description One setting as the dashboard shows it. */
+        SettingField: {
+            /** @description The dotted config key (`metaclaw config KEY VALUE`). */
+            key: string;
+            group: components["schemas"]["SettingGroup"];
+            label: string;
+            help: string;
+            kind: components["schemas"]["FieldKind"];
+            /** @description The allowed values of an `enum`. */
+            options?: string[];
+            unit: string | null;
+            /** Format: double */
+            min: number | null;
+            /** Format: double */
+            max: number | null;
+            /** @description What the key accepts, in the words of the CLI's error. */
+            expected: string;
+            /** @description The current value; `null` for a secret (see `masked`). */
+            value: unknown;
+            /** @description For a secret: whether one is set, shown masked (`sk-…abcd`). */
+            masked: string | null;
+            /** @description A change applies to the running core without a restart. */
+            live: boolean;
+        };
+        /**
+         * @description Where a setting is shown.
+         * @enum {string}
+         */
+        SettingGroup: "general" | "llm" | "skills" | "evolution" | "rl" | "judge" | "teacher" | "scheduler" | "data";
+        SettingsCatalogue: {
+            groups: components["schemas"]["GroupInfo"][];
+            fields: components["schemas"]["SettingField"][];
+            /**
+             * @description What RL still needs, per key and why (empty when RL could start): the dashboard marks
+             *     these when it is opened on the RL section (`#/settings/rl`, the tray's "Enable RL").
+             */
+            rl_missing: components["schemas"]["FieldError"][];
         };
         Signal: {
             turn_id: string;
@@ -1985,6 +2145,19 @@ export interface components {
         TestTarget: {
             target: components["schemas"]["Endpoint"];
         };
+        /** @description What the server said. */
+        TinkerProbe: {
+            ok: boolean;
+            /** @description In words: the session that was created, or why none was. */
+            detail: string;
+            base_url: string;
+            /** @description Models the server can train (from its capabilities). */
+            models: string[];
+            /** @description Whether the configured base model is among them (`None`: no model set or no list). */
+            model_supported: boolean | null;
+            /** Format: double */
+            latency_ms: number;
+        };
         /**
          * @description Where a training step is.
          * @enum {string}
@@ -2159,6 +2332,7 @@ export type ConfigChange = components['schemas']['ConfigChange'];
 export type ConfigPatch = components['schemas']['ConfigPatch'];
 export type ConnectionTest = components['schemas']['ConnectionTest'];
 export type Counts = components['schemas']['Counts'];
+export type DataInfo = components['schemas']['DataInfo'];
 export type Decision = components['schemas']['Decision'];
 export type DetectedAgent = components['schemas']['DetectedAgent'];
 export type Dialect = components['schemas']['Dialect'];
@@ -2176,8 +2350,12 @@ export type Event = components['schemas']['Event'];
 export type EvolutionRunRow = components['schemas']['EvolutionRunRow'];
 export type EvolutionRunStatus = components['schemas']['EvolutionRunStatus'];
 export type EvolutionTrigger = components['schemas']['EvolutionTrigger'];
+export type ExportQuery = components['schemas']['ExportQuery'];
 export type FeedbackInput = components['schemas']['FeedbackInput'];
+export type FieldError = components['schemas']['FieldError'];
+export type FieldKind = components['schemas']['FieldKind'];
 export type Finding = components['schemas']['Finding'];
+export type GroupInfo = components['schemas']['GroupInfo'];
 export type IdleReading = components['schemas']['IdleReading'];
 export type IdleSourceUsed = components['schemas']['IdleSourceUsed'];
 export type IdleStatus = components['schemas']['IdleStatus'];
@@ -2226,6 +2404,10 @@ export type SessionQuery = components['schemas']['SessionQuery'];
 export type SessionRow = components['schemas']['SessionRow'];
 export type SessionSource = components['schemas']['SessionSource'];
 export type SessionTurnsQuery = components['schemas']['SessionTurnsQuery'];
+export type SessionsExport = components['schemas']['SessionsExport'];
+export type SettingField = components['schemas']['SettingField'];
+export type SettingGroup = components['schemas']['SettingGroup'];
+export type SettingsCatalogue = components['schemas']['SettingsCatalogue'];
 export type Signal = components['schemas']['Signal'];
 export type SignalKind = components['schemas']['SignalKind'];
 export type SkillDetail = components['schemas']['SkillDetail'];
@@ -2242,6 +2424,7 @@ export type SourcesStatus = components['schemas']['SourcesStatus'];
 export type Status = components['schemas']['Status'];
 export type StepOutcome = components['schemas']['StepOutcome'];
 export type TestTarget = components['schemas']['TestTarget'];
+export type TinkerProbe = components['schemas']['TinkerProbe'];
 export type TrainingStatus = components['schemas']['TrainingStatus'];
 export type TrainingStep = components['schemas']['TrainingStep'];
 export type TrainingSummary = components['schemas']['TrainingSummary'];
@@ -2340,6 +2523,29 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
+    deleteSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Ack"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
     setFeedback: {
         parameters: {
             query?: never;
@@ -2362,6 +2568,51 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Ack"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    getData: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DataInfo"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    exportSessions: {
+        parameters: {
+            query?: {
+                /** @description Only this session (default: every session). */
+                session?: string | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionsExport"];
                 };
             };
             default: components["responses"]["Error"];
@@ -2983,6 +3234,48 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ConnectionTest"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    getSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SettingsCatalogue"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    testTinker: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TinkerProbe"];
                 };
             };
             default: components["responses"]["Error"];

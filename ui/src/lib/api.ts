@@ -16,6 +16,8 @@ export class ApiError extends Error {
     message: string,
     /** Configuration keys the error is about (an invalid value, settings RL still needs). */
     readonly keys: string[] = [],
+    /** Per key, what is wrong with it: shown under the field. */
+    readonly fields: { key: string; message: string }[] = [],
   ) {
     super(message);
     this.name = "ApiError";
@@ -91,8 +93,14 @@ export async function call<P extends Route, M extends Method>(route: P, method: 
     }
   }
   if (!res.ok) {
-    const err = (data as { error?: { message?: string; code?: string; keys?: string[] } } | undefined)?.error;
-    throw new ApiError(res.status, err?.code ?? "http_" + res.status, err?.message ?? `${method.toUpperCase()} ${route} failed: HTTP ${res.status}`, err?.keys ?? []);
+    const err = (data as { error?: { message?: string; code?: string; keys?: string[]; fields?: { key: string; message: string }[] } } | undefined)?.error;
+    throw new ApiError(
+      res.status,
+      err?.code ?? "http_" + res.status,
+      err?.message ?? `${method.toUpperCase()} ${route} failed: HTTP ${res.status}`,
+      err?.keys ?? [],
+      err?.fields ?? [],
+    );
   }
   return data as Output<P, M>;
 }
@@ -136,6 +144,12 @@ export const api = {
   config: () => call("/api/config", "get"),
   patchConfig: (patch: ConfigPatch) => call("/api/config", "patch", { body: patch }),
   testConnection: (target: Endpoint) => call("/api/config/test-connection", "post", { body: { target } }),
+  settings: () => call("/api/settings", "get"),
+  setSetting: (key: string, value: unknown) => call("/api/config", "patch", { body: { set: { [key]: value } } }),
+  testTinker: () => call("/api/config/test-tinker", "post"),
+  data: () => call("/api/data", "get"),
+  exportSessions: (session?: string) => call("/api/data/export", "get", { query: { session } }),
+  deleteSession: (id: string) => call("/api/sessions/{id}", "delete", { path: { id } }),
   wiring: () => call("/api/wiring", "get"),
   agents: () => call("/api/wiring/agents", "get"),
   wire: () => call("/api/wiring/wire", "post"),

@@ -7,6 +7,7 @@ import { useResource } from "../lib/resource";
 import { href } from "../lib/router";
 import { Badge, Card, Empty, ErrorBox, KeyValues, Loading, PageHeader } from "../components/ui";
 import { toast } from "../components/toast";
+import { downloadExport } from "./SettingsData";
 
 /** Turns per page: a long session has hundreds. */
 const PAGE = 200;
@@ -44,9 +45,36 @@ export function SessionDetailPage(props: { id: string }) {
         title={`Session ${shortId(props.id)}`}
         subtitle={s ? <>{s.source} · started {dateTime(s.started_at)}</> : undefined}
         actions={
-          <button type="button" class="btn" onClick={() => void distil()} disabled={distilling} data-testid="distil-session">
-            {distilling ? "Distilling…" : "Distil skills from this session"}
-          </button>
+          <>
+            <button type="button" class="btn" onClick={() => void distil()} disabled={distilling} data-testid="distil-session">
+              {distilling ? "Distilling…" : "Distil skills from this session"}
+            </button>
+            <button
+              type="button"
+              class="btn"
+              data-testid="export-session"
+              onClick={() => downloadExport(props.id).catch((e) => toast(`Export failed: ${errorMessage(e)}`, "error"))}
+            >
+              Export
+            </button>
+            <button
+              type="button"
+              class="btn btn-danger"
+              data-testid="delete-session"
+              onClick={async () => {
+                if (!confirm("Delete this session with its turns, ratings and training samples?")) return;
+                try {
+                  await api.deleteSession(props.id);
+                  toast("Session deleted");
+                  location.hash = href("sessions");
+                } catch (e) {
+                  toast(`Delete failed: ${errorMessage(e)}`, "error");
+                }
+              }}
+            >
+              Delete
+            </button>
+          </>
         }
       />
       <ErrorBox message={detail.error} />

@@ -1,11 +1,13 @@
 import { useEffect, useState } from "preact/hooks";
 import { useStatus } from "../App";
-import { api, errorMessage, type ConfigPatch, type ConnectionTest, type LlmConfig, type Mode, type Status } from "../lib/api";
+import { ApiError, api, errorMessage, type ConfigChange, type ConfigPatch, type ConnectionTest, type LlmConfig, type Mode, type Status } from "../lib/api";
 import { useResource } from "../lib/resource";
 import { Card, ErrorBox, Kbd, Loading, Notice, PageHeader, Switch } from "../components/ui";
 import { toast } from "../components/toast";
 import { href } from "../lib/router";
 import { ONBOARDING_PAGE } from "./Onboarding";
+import { type FieldErrors, SettingsGroups } from "./SettingsCatalogue";
+import { DataPanel } from "./SettingsData";
 
 const MODES: { v: Mode; label: string; desc: string }[] = [
   { v: "skills_only", label: "Skills only", desc: "Inject skills and distil new ones. No training." },
@@ -13,9 +15,21 @@ const MODES: { v: Mode; label: string; desc: string }[] = [
   { v: "auto", label: "Auto", desc: "RL, but only in scheduler windows (sleep, idle, free calendar)." },
 ];
 
-export function SettingsPage() {
+/** `section`: a group to open on (`#/settings/rl`); on `rl`, what RL still needs is marked. */
+export function SettingsPage(props: { section?: string }) {
   const status = useStatus();
   const config = useResource(() => api.config(), []);
+  const catalogue = useResource(() => api.settings(), []);
+  const [fieldErrors, setFieldErrors] = useState<FieldErrors>({});
+  const loaded = catalogue.data !== undefined;
+  useEffect(() => {
+    if (!loaded || !props.section) return;
+    if (props.section === "rl" && catalogue.data?.rl_missing.length) {
+      const missing = catalogue.data.rl_missing;
+      setFieldErrors((errs) => ({ ...errs, ...Object.fromEntries(missing.map((f) => [f.key, f.message])) }));
+    }
+    requestAnimationFrame(() => document.querySelector(`[data-testid="settings-group-${props.section}"]`)?.scrollIntoView({ block: "start" }));
+  }, [loaded, props.section]);
   const [restart, setRestart] = useState(false);
   const [saving, setSaving] = useState<string | null>(null);
   const [err, setErr] = useState<string | null>(null);
@@ -33,13 +47,18 @@ export function SettingsPage() {
     setOptimistic(flags);
     try {
       const r = await api.patchConfig(p);
-      if (r?.restart_required) setRestart(true);
-      if (r?.config) config.set(r.config);
+      saved(r);
       toast(`Saved: ${what}`);
       await status.reload();
       return true;
     } catch (e) {
       setErr(errorMessage(e));
+      // "Enable RL" with settings missing: mark them, and take the user to them.
+      if (e instanceof ApiError && e.fields.length) {
+        setFieldErrors((errs) => ({ ...errs, ...Object.fromEntries(e.fields.map((f) => [f.key, f.message])) }));
+        const group = e.fields.some((f) => f.key.startsWith("rl.")) ? "rl" : e.fields.some((f) => f.key.startsWith("opd.")) ? "teacher" : null;
+        if (group) requestAnimationFrame(() => document.querySelector(`[data-testid="settings-group-${group}"]`)?.scrollIntoView({ block: "start" }));
+      }
       await status.reload();
       return false;
     } finally {
@@ -47,6 +66,14 @@ export function SettingsPage() {
       setOptimistic({});
     }
   };
+
+  /** After any saved change: the restart banner (only if a key needs one), fresh values. */
+  function saved(r: ConfigChange | undefined) {
+    if (r?.restart_required) setRestart(true);
+    if (r?.config) config.set(r.config);
+    void catalogue.reload();
+    void status.reload();
+  }
 
   const s = status.data ? { ...status.data, ...optimistic } : undefined;
   return (
@@ -113,8 +140,26 @@ export function SettingsPage() {
             </div>
           </Card>
 
-          <LlmForm config={config.data} loading={!config.data && !config.error} error={config.error} onSave={patch} saving={saving !== null} />
-          <ConnectionTests />
+          <ErrorBox message={catalogue.error} />
+          {catalogue.data ? (
+            <SettingsGroups
+              catalogue={catalogue.data}
+              errors={fieldErrors}
+              setErrors={setFieldErrors}
+              onSaved={saved}
+              extra={{
+                llm: (
+                  <>
+                    <LlmForm config={config.data} loading={!config.data && !config.error} error={config.error} onSave={patch} saving={saving !== null} />
+                    <ConnectionTests />
+                  </>
+                ),
+                data: <DataPanel />,
+              }}
+            />
+          ) : (
+            <Loading what="settings" />
+          )}
           <AgentInfo config={config.data} />
         </>
       )}
@@ -151,7 +196,8 @@ function LlmForm(props: {
   };
 
   return (
-    <Card title="LLM endpoint" testid="settings-llm">
+    <div data-testid="settings-llm">
+      <h3 class="card-subtitle">Endpoint</h3>
       <ErrorBox message={props.error} />
       {props.loading && <Loading what="config" />}
       <form class="form" onSubmit={submit}>
@@ -206,7 +252,7 @@ function LlmForm(props: {
           )}
         </div>
       </form>
-    </Card>
+    </div>
   );
 }
 
@@ -227,7 +273,7 @@ function ConnectionTests() {
     }
   };
   return (
-    <Card title="Test connections" testid="settings-tests">
+    <div data-testid="settings-tests">
       <ul class="tests">
         {targets.map((t) => {
           const r = results[t.v];
@@ -250,7 +296,7 @@ function ConnectionTests() {
           );
         })}
       </ul>
-    </Card>
+    </div>
   );
 }
 

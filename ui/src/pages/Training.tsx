@@ -1,4 +1,4 @@
-import { useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import { useStatus } from "../App";
 import { api, chartUrl, type ChartName } from "../lib/api";
 import { useLive } from "../lib/events";
@@ -44,6 +44,7 @@ export function TrainingPage() {
     <div class="page" data-testid="page-training">
       <PageHeader title="Training" subtitle="Reinforcement learning on your own sessions: steps, charts and checkpoints." />
       <ErrorBox message={steps.error} />
+      {!rlOff && <RlStartup />}
       {showEmpty && (
         <Empty title="RL is off — enable it in Settings" testid="training-empty">
           <p>
@@ -186,5 +187,48 @@ function Chart(props: { name: ChartName; title: string; alt: string; theme: "lig
         />
       )}
     </figure>
+  );
+}
+
+const PHASE_LABEL: Record<string, string> = { off: "Off", starting: "Starting", serving: "Serving", failed: "Failed" };
+
+/** What the RL service is doing: its start-up steps as they happen (tokenizer, Tinker
+ *  session, LoRA model, first sampler), then the sampler it serves, or why it failed. */
+function RlStartup() {
+  const rl = useResource(() => api.rl(), []);
+  const status = useStatus();
+  const phase = rl.data?.phase;
+  // The status line below follows the same service: read it again when the phase moves.
+  useEffect(() => {
+    if (phase) void status.reload();
+  }, [phase]);
+  useLive(["state", "training"], () => void rl.reload());
+  useEffect(() => {
+    // Start-up steps change faster than any event says: follow them while starting.
+    if (phase === "serving" || phase === "failed") return;
+    const t = setInterval(() => void rl.reload(), 1000);
+    return () => clearInterval(t);
+  }, [phase]);
+  const r = rl.data;
+  if (!r) return null;
+  const tone = r.phase === "serving" ? "ok" : r.phase === "failed" ? "error" : r.phase === "starting" ? "info" : "neutral";
+  return (
+    <Card title="Policy" testid="rl-startup">
+      <p>
+        <Badge tone={tone} testid="rl-phase">
+          {PHASE_LABEL[r.phase] ?? r.phase}
+        </Badge>{" "}
+        <span data-testid="rl-phase-message">
+          {r.phase === "serving"
+            ? `${r.model ?? ""} serves chat${r.sampler ? ` from ${r.sampler}` : ""}${r.sampler_step != null ? ` (step ${r.sampler_step})` : ""}.`
+            : r.message || (r.phase === "off" ? "Waiting to start." : "")}
+        </span>
+      </p>
+      {r.missing.length > 0 && (
+        <p class="muted small">
+          Missing: {r.missing.join("; ")} — <a href={href("settings")}>Settings</a>
+        </p>
+      )}
+    </Card>
   );
 }

@@ -94,6 +94,17 @@ pub struct ApiError {
     /// Configuration keys the error is about (an invalid value, settings RL still needs).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub keys: Vec<String>,
+    /// Per key, what is wrong with it (shown under the field that failed).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fields: Vec<FieldError>,
+}
+
+/// What is wrong with one setting: an invalid value (the CLI's message) or a setting RL
+/// still needs (what it is for).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct FieldError {
+    pub key: String,
+    pub message: String,
 }
 
 /// How an error travels on `/api`: `{"error": {"code", "message", "keys"}}`.
@@ -108,11 +119,23 @@ impl ApiError {
             code,
             message: message.into(),
             keys: Vec::new(),
+            fields: Vec::new(),
         }
     }
 
     pub fn with_keys(mut self, keys: impl IntoIterator<Item = impl Into<String>>) -> Self {
         self.keys = keys.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Name the fields that failed and why; their keys join `keys`.
+    pub fn with_fields(mut self, fields: Vec<FieldError>) -> Self {
+        for f in &fields {
+            if !self.keys.contains(&f.key) {
+                self.keys.push(f.key.clone());
+            }
+        }
+        self.fields = fields;
         self
     }
 
@@ -160,7 +183,10 @@ impl From<metaclaw_config::ConfigError> for ApiError {
         use metaclaw_config::ConfigError as C;
         match &e {
             C::InvalidValue { key, .. } | C::InvalidKey { key, .. } => {
-                Self::new(ErrorCode::InvalidSetting, e.to_string()).with_keys([key.clone()])
+                Self::new(ErrorCode::InvalidSetting, e.to_string()).with_fields(vec![FieldError {
+                    key: key.clone(),
+                    message: e.to_string(),
+                }])
             }
             C::Yaml { .. } | C::NotAMapping { .. } => {
                 Self::new(ErrorCode::InvalidSetting, e.to_string())
@@ -267,5 +293,7 @@ mod tests {
         .into();
         assert_eq!(e.code, ErrorCode::InvalidSetting);
         assert_eq!(e.keys, ["mode"]);
+        assert_eq!(e.fields[0].key, "mode");
+        assert_eq!(e.fields[0].message, e.message);
     }
 }

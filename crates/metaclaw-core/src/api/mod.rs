@@ -27,7 +27,7 @@ use tokio::sync::broadcast;
 
 pub use catalogue::routes;
 pub use client::ApiClient;
-pub use error::{ApiError, ErrorBody, ErrorCode};
+pub use error::{ApiError, ErrorBody, ErrorCode, FieldError};
 pub use operation::{Method, NoInput, Operation, PathArgs};
 
 use crate::error::{CoreError, SkillError};

@@ -141,6 +141,10 @@ pub enum Endpoint {
     Llm,
     Evolver,
     Embedding,
+    /// The PRM judge (rl.prm_url, rl.prm_api_key).
+    Judge,
+    /// The OPD teacher (opd.teacher_url, opd.teacher_api_key).
+    Teacher,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -160,7 +164,8 @@ pub struct TestConnection;
 impl Operation for TestConnection {
     const METHOD: Method = Method::Post;
     const PATH: &'static str = "/api/config/test-connection";
-    const SUMMARY: &'static str = "Check that an endpoint (llm, evolver, embedding) answers";
+    const SUMMARY: &'static str =
+        "Check that an endpoint (llm, evolver, embedding, judge, teacher) answers";
     type Path = ();
     type Input = TestTarget;
     type Output = ConnectionTest;
@@ -221,6 +226,11 @@ fn endpoint(config: &Config, target: Endpoint) -> (String, String) {
             config.rl.evolver_api_key.clone(),
         ),
         Endpoint::Evolver => (config.llm.api_base.clone(), config.llm.api_key.clone()),
+        Endpoint::Judge => (config.rl.prm_url.clone(), config.rl.prm_api_key.clone()),
+        Endpoint::Teacher => (
+            config.opd.teacher_url.clone(),
+            config.opd.teacher_api_key.clone(),
+        ),
         Endpoint::Embedding => {
             let e = &config.skills.embedding;
             (

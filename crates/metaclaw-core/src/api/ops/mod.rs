@@ -2,11 +2,13 @@
 //! [`Operation`](super::Operation), with its input and output types beside it.
 
 pub mod config;
+pub mod data;
 pub mod login;
 pub mod onboarding;
 pub mod proposals;
 pub mod scheduler;
 pub mod sessions;
+pub mod settings;
 pub mod skills;
 pub mod status;
 pub mod training;

@@ -188,7 +188,8 @@ fn rl_message(rl: &RlStatus) -> String {
     match (rl.phase, &rl.message) {
         (Phase::Off, _) if !rl.mode.is_rl() => "RL is off — switch the mode to rl or auto".into(),
         (Phase::Failed, Some(m)) => m.clone(),
-        (Phase::Starting, _) => "RL is starting (creating the LoRA model)".into(),
+        (Phase::Starting, Some(m)) => format!("RL is starting: {m}"),
+        (Phase::Starting, None) => "RL is starting".into(),
         (Phase::Serving, _) => match rl.warnings.first() {
             Some(w) => format!("serving the policy; {w}"),
             None => "serving the policy".into(),
