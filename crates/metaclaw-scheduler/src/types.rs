@@ -137,6 +137,13 @@ pub struct IdleStatus {
     pub open: bool,
 }
 
+impl IdleStatus {
+    /// The OS reports a locked screen (the user counts as away).
+    pub fn screen_locked(&self) -> bool {
+        matches!(self.reading, IdleReading::Locked { .. })
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CalendarFileStatus {
     pub path: PathBuf,
