@@ -69,7 +69,9 @@
 //! No busy loops: the loops sleep until the next instant something can change on its own (a
 //! sleep/event boundary, the idle threshold being reached), wake on changes (calendar edits,
 //! activity, pause switch, trainer calls), and poll the OS idle time every `poll_seconds` only
-//! while a window is open or a step runs; otherwise they wake at most once a minute.
+//! while a window is open or a step runs; otherwise they wake at most once a minute (so a
+//! screen lock opens an idle window within a minute). D-Bus idle reads cost two calls (~3 ms in
+//! a debug build against a local bus) and run on tokio's blocking pool.
 
 pub mod calendar;
 #[cfg(target_os = "linux")]
