@@ -12,8 +12,9 @@ if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
 # upstreams, Python for the SDK tests.
 # chromium drives the dashboard's browser tests (headless, no display needed).
 # libx11-dev and libxss-dev: OS idle time (user-idle, X11) for the training scheduler.
+# dbus-daemon: the scheduler's D-Bus idle tests start a private session bus.
 # curl: the RL contract test's SkyRL start-up script waits on the server with it.
-APT_PACKAGES=(build-essential pkg-config libssl-dev libx11-dev libxss-dev python3 python3-venv ca-certificates chromium curl)
+APT_PACKAGES=(build-essential pkg-config libssl-dev libx11-dev libxss-dev dbus-daemon python3 python3-venv ca-certificates chromium curl)
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -49,6 +49,16 @@ pub fn run(home: &Home, cmd: SchedulerCommand) -> Result<()> {
                     w.end.map_or("the user returns".into(), local)
                 ));
             }
+            let idle = &status.sources.idle;
+            let locked = if idle.screen_locked() {
+                ", screen locked (away)"
+            } else {
+                ""
+            };
+            say(&format!(
+                "idle       {}{locked}, {} s without input",
+                idle.source, idle.idle_secs
+            ));
             say(&format!(
                 "sources    {}",
                 serde_json::to_string(&status.sources)?

@@ -726,3 +726,25 @@ fn scheduler_windows_and_the_cli_agree_on_the_zone_under_tz() {
         );
     }
 }
+
+/// `scheduler status` names the idle source in use; without a graphical session that is the
+/// proxy-activity fallback, with the reason.
+#[test]
+fn scheduler_status_names_the_idle_source() {
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(
+        home.path().join("config.yaml"),
+        "mode: auto\nscheduler:\n  enabled: true\n  idle_enabled: true\n  idle_threshold_minutes: 30\n",
+    )
+    .unwrap();
+    metaclaw(home.path())
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+        .env_remove("XDG_SESSION_TYPE")
+        .args(["scheduler", "status"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "idle       proxy activity (no OS idle source: no graphical session (DISPLAY not set))",
+        ));
+}

@@ -1,13 +1,29 @@
 //! OS idle time behind a trait, so tests (and other platforms) can inject it.
 //!
-//! The real reader ([`OsIdleSource`]) uses `user-idle` (cargo feature `os-idle`, on by default):
-//! X11 (XScreenSaver) on Linux, IOKit on macOS, `GetLastInputInfo` on Windows. On Linux it only
-//! calls into X11 after checking that the X display accepts a connection (see `xprobe`):
-//! `user-idle` 0.6 dereferences a NULL `Display*` (SIGSEGV) when `XOpenDisplay` fails. Wayland
-//! sessions (also under XWayland) have no meaningful XScreenSaver idle time. In those cases the reading is
-//! [`IdleReading::Unknown`] and the scheduler falls back to the time since the last proxied
-//! request.
+//! The real reader ([`OsIdleSource`]) picks by session ([`current_session`]), once:
+//! * **Wayland** (also with XWayland's `DISPLAY`): D-Bus on the session bus
+//!   ([`DbusIdleSource`]): Mutter's `org.gnome.Mutter.IdleMonitor` or KDE's
+//!   `org.freedesktop.ScreenSaver` for the idle time, `org.gnome.ScreenSaver` /
+//!   `org.freedesktop.ScreenSaver` `GetActive` for the screen lock. XScreenSaver has no
+//!   meaningful idle time there.
+//! * **X11**: `user-idle` (XScreenSaver; cargo feature `os-idle`, on by default), plus the screen
+//!   lock over D-Bus when a service answers. It only calls into X11 after checking that the
+//!   display accepts a connection (see `xprobe`): `user-idle` 0.6 dereferences a NULL
+//!   `Display*` (SIGSEGV) when `XOpenDisplay` fails. Built without `os-idle`, X11 uses D-Bus
+//!   like Wayland.
+//! * **macOS / Windows**: `user-idle` (IOKit, `GetLastInputInfo`).
+//! * **Headless** (no `DISPLAY`/`WAYLAND_DISPLAY`): nothing.
+//!
+//! A locked screen reads [`IdleReading::Locked`]: the user is away whatever the input idle time.
+//! When nothing answers the reading is [`IdleReading::Unknown`] and the scheduler falls back to
+//! the time since the last proxied request; [`IdleSource::name`] then says
+//! "proxy activity (no OS idle source: <why>)".
 
+#[cfg(all(feature = "os-idle", target_os = "linux"))]
+use std::sync::{Mutex, PoisonError};
+
+#[cfg(target_os = "linux")]
+pub use crate::dbus_idle::{DbusIdleSource, DesktopSample, Wanted};
 use crate::types::IdleReading;
 
 /// Something that can say how long the user has been idle.
@@ -16,9 +32,10 @@ pub trait IdleSource: Send + Sync + 'static {
     /// for long.
     fn read(&self) -> IdleReading;
 
-    /// Short description for logs and status (e.g. "x11", "fake").
-    fn name(&self) -> &str {
-        "idle"
+    /// What is in use, for logs and status (e.g. "mutter", "x11", "proxy activity (no OS idle
+    /// source: …)"). Must be cheap: it describes the last read and asks nothing.
+    fn name(&self) -> String {
+        "idle".to_owned()
     }
 
     /// True when `read` may block for a noticeable time (it then runs on tokio's blocking
@@ -45,8 +62,11 @@ impl IdleSource for NoIdleSource {
         }
     }
 
-    fn name(&self) -> &str {
-        "none"
+    fn name(&self) -> String {
+        match self.read() {
+            IdleReading::Unknown { reason } => fallback_name(&reason),
+            _ => "none".to_owned(),
+        }
     }
 }
 
@@ -91,62 +111,152 @@ pub fn current_session() -> SessionKind {
     )
 }
 
-/// The real OS idle reader. See the module docs for when it reports "unknown".
-#[derive(Debug, Clone, Default)]
-pub struct OsIdleSource;
+/// The name of a source that falls back to proxy activity, for `reason`.
+pub fn fallback_name(reason: &str) -> String {
+    format!("proxy activity (no OS idle source: {reason})")
+}
+
+/// The real OS idle reader. See the module docs for what it uses where.
+#[derive(Debug)]
+pub struct OsIdleSource {
+    os: Os,
+}
+
+#[derive(Debug)]
+enum Os {
+    /// Idle time and lock over D-Bus (Wayland; X11 when built without `os-idle`).
+    #[cfg(target_os = "linux")]
+    Desktop(DbusIdleSource),
+    /// XScreenSaver idle time, plus the screen lock over D-Bus when a service answers.
+    #[cfg(all(feature = "os-idle", target_os = "linux"))]
+    X11 {
+        display: String,
+        lock: DbusIdleSource,
+        /// Why the last read found no idle time (for `name`).
+        problem: Mutex<Option<String>>,
+    },
+    /// `user-idle` on macOS and Windows.
+    #[cfg(all(feature = "os-idle", not(target_os = "linux")))]
+    Native,
+    /// Nothing to read; why.
+    #[cfg_attr(all(feature = "os-idle", not(target_os = "linux")), allow(dead_code))]
+    Nothing(String),
+}
+
+impl Default for OsIdleSource {
+    fn default() -> Self {
+        Self::new()
+    }
+}
 
 impl OsIdleSource {
+    /// Picks the reader for this process's session (see [`current_session`]).
     pub fn new() -> Self {
-        Self
+        Self::for_session(current_session())
+    }
+
+    /// Picks the reader for `session` (D-Bus services on the user's session bus).
+    #[cfg(target_os = "linux")]
+    pub fn for_session(session: SessionKind) -> Self {
+        let os = match session {
+            SessionKind::Headless => Os::Nothing("no graphical session (DISPLAY not set)".into()),
+            SessionKind::Wayland => Os::Desktop(DbusIdleSource::session(Wanted::IdleAndLock)),
+            #[cfg(feature = "os-idle")]
+            SessionKind::X11(display) => Os::X11 {
+                display,
+                lock: DbusIdleSource::session(Wanted::LockOnly),
+                problem: Mutex::new(None),
+            },
+            #[cfg(not(feature = "os-idle"))]
+            SessionKind::X11(_) => Os::Desktop(DbusIdleSource::session(Wanted::IdleAndLock)),
+        };
+        Self { os }
+    }
+
+    /// Picks the reader for `session` (`user-idle` when built with `os-idle`).
+    #[cfg(not(target_os = "linux"))]
+    pub fn for_session(_session: SessionKind) -> Self {
+        #[cfg(feature = "os-idle")]
+        let os = Os::Native;
+        #[cfg(not(feature = "os-idle"))]
+        let os = Os::Nothing("built without the os-idle feature".into());
+        Self { os }
     }
 }
 
 impl IdleSource for OsIdleSource {
     fn read(&self) -> IdleReading {
-        os_read()
+        match &self.os {
+            #[cfg(target_os = "linux")]
+            Os::Desktop(d) => d.read(),
+            #[cfg(all(feature = "os-idle", target_os = "linux"))]
+            Os::X11 {
+                display,
+                lock,
+                problem,
+            } => {
+                let reading = x11_read(display, lock);
+                *problem.lock().unwrap_or_else(PoisonError::into_inner) = match &reading {
+                    IdleReading::Unknown { reason } => Some(reason.clone()),
+                    _ => None,
+                };
+                reading
+            }
+            #[cfg(all(feature = "os-idle", not(target_os = "linux")))]
+            Os::Native => user_idle_read(),
+            Os::Nothing(reason) => IdleReading::Unknown {
+                reason: reason.clone(),
+            },
+        }
     }
 
     fn may_block(&self) -> bool {
-        cfg!(feature = "os-idle")
+        !matches!(self.os, Os::Nothing(_))
     }
 
-    fn name(&self) -> &str {
-        if cfg!(feature = "os-idle") {
-            "os"
-        } else {
-            "none (built without os-idle)"
+    fn name(&self) -> String {
+        match &self.os {
+            #[cfg(target_os = "linux")]
+            Os::Desktop(d) => d.name(),
+            #[cfg(all(feature = "os-idle", target_os = "linux"))]
+            Os::X11 { lock, problem, .. } => {
+                match problem
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .as_deref()
+                {
+                    Some(why) => fallback_name(why),
+                    None => match lock.in_use() {
+                        Ok(l) => format!("x11 + {l}"),
+                        Err(_) => "x11".to_owned(),
+                    },
+                }
+            }
+            #[cfg(all(feature = "os-idle", not(target_os = "linux")))]
+            Os::Native => std::env::consts::OS.to_owned(),
+            Os::Nothing(reason) => fallback_name(reason),
         }
     }
 }
 
-#[cfg(not(feature = "os-idle"))]
-fn os_read() -> IdleReading {
-    IdleReading::Unknown {
-        reason: "built without the os-idle feature".to_owned(),
-    }
-}
-
+/// XScreenSaver idle time; a locked screen (over D-Bus) wins.
 #[cfg(all(feature = "os-idle", target_os = "linux"))]
-fn os_read() -> IdleReading {
-    match current_session() {
-        SessionKind::Wayland => IdleReading::Unknown {
-            reason: "Wayland session (no XScreenSaver idle time)".to_owned(),
-        },
-        SessionKind::Headless => IdleReading::Unknown {
-            reason: "no graphical session (DISPLAY not set)".to_owned(),
-        },
-        SessionKind::X11(display) => match crate::xprobe::display_usable(&display) {
-            Ok(()) => user_idle_read(),
-            Err(why) => IdleReading::Unknown {
-                reason: format!("X display {display} is not usable: {why}"),
-            },
-        },
+fn x11_read(display: &str, lock: &DbusIdleSource) -> IdleReading {
+    if let Err(why) = crate::xprobe::display_usable(display) {
+        return IdleReading::Unknown {
+            reason: format!("X display {display} is not usable: {why}"),
+        };
     }
-}
-
-#[cfg(all(feature = "os-idle", not(target_os = "linux")))]
-fn os_read() -> IdleReading {
-    user_idle_read()
+    let reading = user_idle_read();
+    // No lock service is normal on bare X11 window managers: then only the idle time counts.
+    let locked = lock.sample().is_ok_and(|s| s.locked);
+    match reading {
+        IdleReading::Known { idle_secs } if locked => IdleReading::Locked {
+            idle_secs: Some(idle_secs),
+        },
+        IdleReading::Unknown { .. } if locked => IdleReading::Locked { idle_secs: None },
+        other => other,
+    }
 }
 
 #[cfg(feature = "os-idle")]
@@ -186,6 +296,17 @@ mod tests {
         assert_eq!(
             classify_session(Some("  "), Some(""), None),
             SessionKind::Headless
+        );
+    }
+
+    #[test]
+    fn headless_falls_back_to_proxy_activity() {
+        let src = OsIdleSource::for_session(SessionKind::Headless);
+        assert!(!src.may_block());
+        assert!(matches!(src.read(), IdleReading::Unknown { .. }));
+        assert_eq!(
+            src.name(),
+            "proxy activity (no OS idle source: no graphical session (DISPLAY not set))"
         );
     }
 

@@ -707,6 +707,7 @@ impl Scheduler {
                 idle: IdleStatus {
                     enabled: threshold.is_some(),
                     threshold_secs: threshold.map(|t| t.as_secs()),
+                    source: self.inner.idle.name(),
                     reading: ev.reading.clone(),
                     source_used: ev.idle_used,
                     idle_secs: ev.idle.as_secs(),
@@ -875,17 +876,21 @@ impl Scheduler {
         let cfg = self.cfg();
         let settings = &cfg.settings;
         let estimate = core.steps.estimate();
+        let since_activity = || to_std(now - core.last_activity);
         let (idle_used, idle) = match &reading {
             IdleReading::Known { idle_secs } => {
                 (IdleSourceUsed::Os, Duration::from_secs(*idle_secs))
             }
-            IdleReading::Unknown { .. } => (
-                IdleSourceUsed::ProxyActivity,
-                to_std(now - core.last_activity),
+            IdleReading::Locked { idle_secs } => (
+                IdleSourceUsed::ScreenLocked,
+                idle_secs.map_or_else(since_activity, Duration::from_secs),
             ),
+            IdleReading::Unknown { .. } => (IdleSourceUsed::ProxyActivity, since_activity()),
         };
+        let locked = idle_used == IdleSourceUsed::ScreenLocked;
         let threshold = settings.idle_threshold();
-        let idle_open = threshold.is_some_and(|t| idle >= t);
+        // A locked screen is an explicit "I am away": no threshold to wait for.
+        let idle_open = threshold.is_some_and(|t| locked || idle >= t);
         let os_present = idle_used == IdleSourceUsed::Os && idle < self.presence();
 
         let known = self.known(
@@ -943,7 +948,9 @@ impl Scheduler {
             }
             if window.is_none() && idle_open {
                 match estimate {
-                    Some(e) if e > idle => {
+                    // Locked: unlocking closes the window and pauses the step, so no need to
+                    // wait until the absence has lasted a step.
+                    Some(e) if e > idle && !locked => {
                         blocked = Some(format!(
                             "idle for {}, but a step takes about {}: waiting until the user has \
                              been away at least that long",
@@ -1017,7 +1024,9 @@ impl Scheduler {
                 }
             }
         }
-        if let Some(t) = self.cfg().settings.idle_threshold() {
+        if let Some(t) = self.cfg().settings.idle_threshold()
+            && ev.idle_used != IdleSourceUsed::ScreenLocked
+        {
             let needed = t.max(ev.estimate.unwrap_or_default());
             if ev.idle < needed {
                 consider(needed - ev.idle);
@@ -1027,7 +1036,7 @@ impl Scheduler {
             consider(self.presence().saturating_sub(ev.idle));
         }
         let watching_user = matches!(state, SchedulerState::WindowOpen | SchedulerState::Updating);
-        if watching_user && ev.idle_used == IdleSourceUsed::Os {
+        if watching_user && ev.idle_used != IdleSourceUsed::ProxyActivity {
             consider(poll);
         }
         next.unwrap_or(cap).min(cap).max(Duration::from_millis(10))

@@ -85,7 +85,12 @@ impl std::fmt::Display for SchedulerState {
 pub enum IdleReading {
     /// Time since the last keyboard/mouse input, from the OS.
     Known { idle_secs: u64 },
-    /// The OS idle time cannot be read here (no display, Wayland, feature off, error).
+    /// The screen is locked (screensaver active): the user is away, however recent the last
+    /// input (a bumped mouse on the lock screen does not mean they are back). `idle_secs` is the
+    /// input idle time when the OS also reports it.
+    Locked { idle_secs: Option<u64> },
+    /// The OS idle time cannot be read here (no display or desktop idle service, feature off,
+    /// error).
     Unknown { reason: String },
 }
 
@@ -95,6 +100,8 @@ pub enum IdleReading {
 pub enum IdleSourceUsed {
     /// OS input idle time.
     Os,
+    /// The screen is locked: counts as away at once (the idle threshold does not apply).
+    ScreenLocked,
     /// Time since the last request the proxy forwarded (`note_activity`), because the OS
     /// reading is unknown.
     ProxyActivity,
@@ -117,6 +124,9 @@ pub struct SleepStatus {
 pub struct IdleStatus {
     pub enabled: bool,
     pub threshold_secs: Option<u64>,
+    /// The idle source in use: "mutter", "freedesktop-screensaver", "x11", … or
+    /// "proxy activity (no OS idle source: <why>)".
+    pub source: String,
     /// The raw OS reading ("unknown" with a reason when not available).
     pub reading: IdleReading,
     pub source_used: IdleSourceUsed,
@@ -125,6 +135,13 @@ pub struct IdleStatus {
     pub last_activity: DateTime<Utc>,
     /// True when `idle_secs >= threshold`.
     pub open: bool,
+}
+
+impl IdleStatus {
+    /// The OS reports a locked screen (the user counts as away).
+    pub fn screen_locked(&self) -> bool {
+        matches!(self.reading, IdleReading::Locked { .. })
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]

@@ -1314,15 +1314,25 @@ export interface components {
             idle_secs: number;
         } | {
             /** @constant */
+            kind: "locked";
+            /** Format: uint64 */
+            idle_secs: number | null;
+        } | {
+            /** @constant */
             kind: "unknown";
             reason: string;
         };
         /** @description Which signal the idle source actually used. */
-        IdleSourceUsed: "os" | "proxy_activity";
+        IdleSourceUsed: "os" | "screen_locked" | "proxy_activity";
         IdleStatus: {
             enabled: boolean;
             /** Format: uint64 */
             threshold_secs: number | null;
+            /**
+             * @description The idle source in use: "mutter", "freedesktop-screensaver", "x11", … or
+             *     "proxy activity (no OS idle source: <why>)".
+             */
+            source: string;
             /** @description The raw OS reading ("unknown" with a reason when not available). */
             reading: components["schemas"]["IdleReading"];
             source_used: components["schemas"]["IdleSourceUsed"];

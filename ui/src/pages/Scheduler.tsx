@@ -93,8 +93,14 @@ function IdleSource({ s }: { s: SchedulerView }) {
   return (
     <>
       <p>
-        Trains after <strong>{minutes} min</strong> without keyboard or mouse input{idle.open ? " (you are away now)" : ""}.
+        Trains after <strong>{minutes} min</strong> without keyboard or mouse input, or as soon as the screen is locked{idle.open ? " (you are away now)" : ""}.
       </p>
+      {idle.reading.kind !== "unknown" && (
+        <p class="muted small" data-testid="idle-source">
+          Idle source: {idle.source}
+          {idle.reading.kind === "locked" && " — the screen is locked"}
+        </p>
+      )}
       {idle.reading.kind === "unknown" && (
         <p class="muted small" data-testid="idle-unavailable">
           The desktop's idle time can't be read here ({idle.reading.reason}), so time since your agent's last request counts instead.

@@ -79,8 +79,8 @@ impl IdleSource for FakeIdle {
         }
     }
 
-    fn name(&self) -> &str {
-        "fake"
+    fn name(&self) -> String {
+        "fake".to_owned()
     }
 }
 
