@@ -12,7 +12,7 @@ use metaclaw_core::instance::{InstanceError, InstanceKind, InstanceLock, Instanc
 use metaclaw_core::{CoreOptions, RunningCore};
 use tauri::tray::TrayIconBuilder;
 use tauri::webview::PageLoadEvent;
-use tauri::{AppHandle, Manager, RunEvent, Runtime, WebviewUrl, WebviewWindowBuilder, WindowEvent};
+use tauri::{AppHandle, Manager, RunEvent, Runtime, WebviewUrl, WebviewWindowBuilder};
 
 use crate::autostart::{Autostart, HIDDEN_ARG};
 use crate::prefs::Prefs;
@@ -98,6 +98,9 @@ impl<R: Runtime> Dashboard<R> for WindowDashboard {
             let Ok(url) = url.parse::<tauri::Url>() else {
                 return;
             };
+            // Closing the window destroys it (no close handler keeps it): its WebKit web
+            // process exits and the memory goes back, while the app, core and tray keep
+            // running (`RunEvent::ExitRequested` below). Opening builds a new one here.
             let built = WebviewWindowBuilder::new(&app, WINDOW, WebviewUrl::External(url))
                 .title("MetaClaw")
                 .inner_size(1100.0, 760.0)
@@ -110,18 +113,8 @@ impl<R: Runtime> Dashboard<R> for WindowDashboard {
                     }
                 })
                 .build();
-            match built {
-                Ok(window) => {
-                    // Closing the window keeps the app in the tray.
-                    let w = window.clone();
-                    window.on_window_event(move |event| {
-                        if let WindowEvent::CloseRequested { api, .. } = event {
-                            api.prevent_close();
-                            let _ = w.hide();
-                        }
-                    });
-                }
-                Err(e) => tracing::warn!("dashboard window: {e}"),
+            if let Err(e) = built {
+                tracing::warn!("dashboard window: {e}");
             }
         });
     }
@@ -271,16 +264,15 @@ pub fn main() {
                 core: Mutex::new(Some(core)),
                 lock,
             });
-            if !hidden {
-                open_menu_item(app.handle(), id::OPEN);
-            }
+            let handle = app.handle().clone();
+            tauri::async_runtime::spawn(async move { tray.open_at_launch(&handle, hidden).await });
             Ok(())
         })
         .build(context)
         .unwrap_or_else(|e| fatal(&format!("could not start the desktop app: {e}")));
 
     app.run(|app, event| match event {
-        // The last window closed (or none was open): the tray keeps running.
+        // The window was closed (destroyed) or none was open: the tray keeps running.
         RunEvent::ExitRequested {
             code: None, api, ..
         } => api.prevent_exit(),
