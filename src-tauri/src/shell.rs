@@ -11,7 +11,6 @@ use metaclaw_core::api::{Api, NoInput};
 use metaclaw_core::instance::{InstanceError, InstanceKind, InstanceLock, InstanceState};
 use metaclaw_core::{CoreOptions, RunningCore};
 use tauri::tray::TrayIconBuilder;
-use tauri::webview::PageLoadEvent;
 use tauri::{AppHandle, Manager, RunEvent, Runtime, WebviewUrl, WebviewWindowBuilder};
 
 use crate::autostart::{Autostart, HIDDEN_ARG};
@@ -58,8 +57,6 @@ fn fatal(message: &str) -> ! {
 /// one-time code, so the window and a browser show the same UI through the same API.
 struct WindowDashboard {
     api: Api,
-    /// The page to show once the login redirect lands (the login always goes to `/`).
-    page_after_login: Arc<Mutex<Option<String>>>,
 }
 
 fn go_to<R: Runtime>(window: &tauri::WebviewWindow<R>, page: &str) {
@@ -78,11 +75,11 @@ impl<R: Runtime> Dashboard<R> for WindowDashboard {
             let _ = window.set_focus();
             return;
         }
-        *self
-            .page_after_login
-            .lock()
-            .unwrap_or_else(|e| e.into_inner()) = page.map(str::to_owned);
-        let (app, api, after) = (app.clone(), self.api.clone(), self.page_after_login.clone());
+        // The page rides on the login URL's fragment, which the browser keeps across the
+        // login's redirect to `/`: the dashboard starts on it (no hash change after load that
+        // could race its own first-run redirect to onboarding).
+        let fragment = page.map(|p| format!("#/{p}")).unwrap_or_default();
+        let (app, api) = (app.clone(), self.api.clone());
         tauri::async_runtime::spawn(async move {
             // The login code comes from the core in process, as `metaclaw dashboard` gets one
             // over HTTP: one login mechanism.
@@ -94,7 +91,10 @@ impl<R: Runtime> Dashboard<R> for WindowDashboard {
                 }
                 (_, None) => return,
             };
-            let url = format!("http://127.0.0.1:{}/login?code={code}", addr.port());
+            let url = format!(
+                "http://127.0.0.1:{}/login?code={code}{fragment}",
+                addr.port()
+            );
             let Ok(url) = url.parse::<tauri::Url>() else {
                 return;
             };
@@ -104,14 +104,6 @@ impl<R: Runtime> Dashboard<R> for WindowDashboard {
             let built = WebviewWindowBuilder::new(&app, WINDOW, WebviewUrl::External(url))
                 .title("MetaClaw")
                 .inner_size(1100.0, 760.0)
-                .on_page_load(move |window, payload| {
-                    if payload.event() == PageLoadEvent::Finished
-                        && payload.url().path() == "/"
-                        && let Some(page) = after.lock().unwrap_or_else(|e| e.into_inner()).take()
-                    {
-                        go_to(&window, &page);
-                    }
-                })
                 .build();
             if let Err(e) = built {
                 tracing::warn!("dashboard window: {e}");
@@ -217,10 +209,7 @@ pub fn main() {
                     prefs_path: Prefs::path(home.root()),
                     autostart: Autostart::for_current_user(),
                     notifier: Arc::new(DesktopNotifier),
-                    dashboard: Arc::new(WindowDashboard {
-                        api,
-                        page_after_login: Arc::default(),
-                    }),
+                    dashboard: Arc::new(WindowDashboard { api }),
                 },
             )?;
             let activity = tauri::async_runtime::block_on(tray.activity());
