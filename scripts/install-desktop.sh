@@ -77,7 +77,7 @@ if wants bundle; then
   # The CLI may touch Cargo.toml's tauri features to match tauri.conf.json; it must not.
   git diff --quiet -- Cargo.toml 2>/dev/null || { say "tauri build changed Cargo.toml"; exit 1; }
   deb="$(deb_path)"
-  grep -q '\./usr/bin/metaclaw$' <(dpkg-deb --contents "$deb") \
+  grep -Eq ' (\./)?usr/bin/metaclaw$' <(dpkg-deb --contents "$deb") \
     || { say "$deb lacks /usr/bin/metaclaw"; exit 1; }
   echo "$deb"
 fi
