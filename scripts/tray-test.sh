@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The desktop tray app's CI: build, mock-runtime tests, clippy, the Xvfb + WebDriver + D-Bus
-# end-to-end test, the .deb/AppImage bundles and a .deb install test. Called by scripts/test.sh;
+# end-to-end test, the .deb/AppImage bundles and the install + launch steps of
+# scripts/install-desktop.sh (the README's first command). Called by scripts/test.sh;
 # runs on its own too (after scripts/install-deps.sh, which builds ui/dist).
 #
 # Env:
@@ -11,7 +12,7 @@
 #   TRAY_REQUIRE_APPIMAGE  1: fail when the AppImage cannot be made. The bundler downloads
 #                          linuxdeploy from GitHub; without that access the AppImage is skipped
 #                          with a message (the .deb is always required).
-#   TRAY_SKIP_INSTALL      1: skip the dpkg -i test (it installs the package system-wide, then
+#   TRAY_SKIP_INSTALL      1: skip the install test (it installs the package system-wide, then
 #                          removes it; needs root or sudo).
 # Artifacts (screenshot, bundles, logs, timings): <repo>/target/ci-artifacts/tray.
 set -euo pipefail
@@ -85,17 +86,16 @@ e2e() {
 }
 step "e2e (Xvfb, WebDriver, D-Bus tray)" e2e
 
-# Bundles through the Tauri CLI, from the repository root (where tauri.conf.json and the
-# package manifest are). `-p metaclaw-app` goes to cargo: the root is also the workspace, whose
-# default members do not include the app.
+# The .deb through scripts/install-desktop.sh, the README's install command (its bundle step:
+# the metaclaw CLI and the app through the Tauri bundler). The AppImage is tried here only.
 bundle() {
+  local deb
+  deb="$("$REPO/scripts/install-desktop.sh" --profile "$PROFILE" --steps bundle)"
+  cp "$deb" "$ART/"
   local flag=()
   [[ "$PROFILE" == debug ]] && flag=(--debug)
-  "$TAURI_CLI" build "${flag[@]}" --ci --bundles deb -- -p metaclaw-app --locked
-  local out="$CARGO_TARGET_DIR/$PROFILE/bundle"
-  cp "$out"/deb/*.deb "$ART/"
   if "$TAURI_CLI" build "${flag[@]}" --ci --bundles appimage -- -p metaclaw-app --locked >"$ART/appimage.log" 2>&1; then
-    cp "$out"/appimage/*.AppImage "$ART/"
+    cp "$CARGO_TARGET_DIR/$PROFILE"/bundle/appimage/*.AppImage "$ART/"
   elif [[ "${TRAY_REQUIRE_APPIMAGE:-0}" == 1 ]]; then
     cat "$ART/appimage.log" >&2
     return 1
@@ -103,22 +103,23 @@ bundle() {
     echo "tray: AppImage not built (the bundler fetches linuxdeploy from GitHub); see $ART/appimage.log" >&2
     tail -3 "$ART/appimage.log" >&2
   fi
-  # The CLI may touch Cargo.toml's tauri features to match tauri.conf.json; it must not.
   git diff --exit-code -- Cargo.toml >/dev/null || { echo "tray: tauri build changed Cargo.toml" >&2; return 1; }
   ls -l "$ART"/*.deb "$ART"/*.AppImage 2>/dev/null >&2 || true
 }
 step "bundle ($PROFILE)" bundle
 
-# The .deb on this machine: dpkg -i, a menu entry, a headless start that serves /healthz,
-# SIGTERM -> clean exit; then removed again.
+# The install and launch steps of scripts/install-desktop.sh on this machine: the .deb
+# installed system-wide (menu entry, icons, both binaries), the app launched detached on a
+# fresh home with no LLM configured (its window opens), a second start refused, SIGTERM -> a
+# clean exit; then the package is removed again.
 install_test() {
   local deb
-  deb="$(ls "$ART"/*.deb | head -1)"
+  deb="$(ls -t "$CARGO_TARGET_DIR/$PROFILE"/bundle/deb/*.deb | head -1)"
   dpkg-deb --info "$deb" | tee "$ART/deb-info.txt" >&2
   dpkg-deb --contents "$deb" > "$ART/deb-contents.txt"
   local pkg
   pkg="$(dpkg-deb --field "$deb" Package)"
-  $SUDO dpkg -i "$deb"
+  "$REPO/scripts/install-desktop.sh" --profile "$PROFILE" --steps install
   local rc=0
   (
     set -e
@@ -126,34 +127,40 @@ install_test() {
     desktop-file-validate "$desktop"
     grep -q '^Exec=metaclaw-app' "$desktop"
     dpkg -L "$pkg" | grep -q '^/usr/share/icons/hicolor/.*/apps/metaclaw-app.png$'
+    dpkg -L "$pkg" | grep -qx '/usr/bin/metaclaw'
+    /usr/bin/metaclaw version | tee "$ART/installed-cli.txt" | grep -q .
     home="$(mktemp -d)"
     port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+    # No llm section: a first run, which opens the window on onboarding.
     printf 'claw_type: none\nproxy:\n  port: %s\n' "$port" > "$home/config.yaml"
     display=":$((80 + RANDOM % 9))"
     Xvfb "$display" -screen 0 1024x768x24 -nolisten tcp >/dev/null 2>&1 &
     xvfb=$!
-    sleep 1
-    DISPLAY="$display" METACLAW_HOME="$home" dbus-run-session -- /usr/bin/metaclaw-app --hidden \
-      >"$ART/installed-app.log" 2>&1 &
-    app=$!
-    ok=0
+    for _ in $(seq 50); do xdpyinfo -display "$display" >/dev/null 2>&1 && break; sleep 0.1; done
+    DISPLAY="$display" METACLAW_HOME="$home" "$REPO/scripts/install-desktop.sh" --steps launch \
+      2>"$ART/installed-launch.log"
+    pid=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["pid"])' "$home/daemon.json")
+    curl -sf "http://127.0.0.1:$port/healthz" >/dev/null \
+      || { echo "installed app did not answer /healthz"; cat "$ART/installed-launch.log"; kill -TERM "$pid"; exit 1; }
+    window=0
     for _ in $(seq 100); do
-      curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && { ok=1; break; }
+      DISPLAY="$display" xwininfo -name MetaClaw >/dev/null 2>&1 && { window=1; break; }
       sleep 0.2
     done
-    # A second start on the same home is refused with a clear message.
+    # A second start on the same home is refused with a clear message (no display: it cannot
+    # hand over to the running app's window).
     second=0
-    METACLAW_HOME="$home" timeout 20 /usr/bin/metaclaw-app 2>"$ART/second-start.log" || second=$?
-    pid=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["pid"])' "$home/daemon.json")
+    METACLAW_HOME="$home" DISPLAY= timeout 20 /usr/bin/metaclaw-app 2>"$ART/second-start.log" || second=$?
     kill -TERM "$pid"
-    wait "$app"
+    for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
     kill "$xvfb" 2>/dev/null || true
-    [[ $ok == 1 ]] || { echo "installed app did not answer /healthz"; cat "$ART/installed-app.log"; exit 1; }
+    [[ $window == 1 ]] || { echo "the launched app opened no window"; exit 1; }
     [[ $second == 1 ]] && grep -q "already running" "$ART/second-start.log" \
       || { echo "second start: rc $second"; cat "$ART/second-start.log"; exit 1; }
+    ! kill -0 "$pid" 2>/dev/null || { echo "the app did not exit on SIGTERM"; kill -KILL "$pid"; exit 1; }
     [[ ! -e "$home/daemon.json" ]] || { echo "daemon.json left behind"; exit 1; }
     rm -rf "$home"
-    echo "installed app: menu entry $desktop, /healthz ok, second start refused, clean SIGTERM exit"
+    echo "installed app: menu entry $desktop, metaclaw CLI, launched detached with its window open, /healthz ok, second start refused, clean SIGTERM exit"
   ) || rc=$?
   $SUDO dpkg -r "$pkg" >/dev/null
   return $rc

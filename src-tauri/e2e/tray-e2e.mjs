@@ -1,19 +1,23 @@
 // End-to-end test of the desktop app under Xvfb and a private session bus (run by
 // scripts/tray-test.sh inside `dbus-run-session`):
-//  1. tauri-driver + WebKitWebDriver start the app; the window shows the dashboard (Overview,
-//     mode skills_only) and a screenshot is kept;
-//  2. the tray menu is driven over D-Bus (the app's StatusNotifierItem + com.canonical.dbusmenu,
+//  1. first launch on a fresh home (no LLM configured): the window opens on onboarding
+//     (#/welcome); closing it destroys the webview (the WebKit web process exits) while the app
+//     and tray keep running; "Enable RL" with no RL settings opens a new window on Settings'
+//     RL section (#/settings?section=rl);
+//  2. on a configured home, tauri-driver + WebKitWebDriver start the app; the window shows the
+//     dashboard (Overview, mode skills_only) and a screenshot is kept;
+//  3. the tray menu is driven over D-Bus (the app's StatusNotifierItem + com.canonical.dbusmenu,
 //     with gdbus): Mode ▸ rl is refused while OPD has no teacher (a desktop notification says
 //     why, seen with dbus-monitor), OPD off, then Mode ▸ rl changes the core's mode (its
 //     /api/status, config.yaml, and the dashboard in the window, live);
-//  3. closing the window (WM_DELETE_WINDOW) hides it and keeps the app and tray; Open
-//     dashboard shows it again;
-//  4. a second launch hands over to the first (single instance) and exits 0;
-//  5. Quit from the tray ends the app with status 0 and removes daemon.json.
+//  4. closing the window (WM_DELETE_WINDOW) destroys it and its web process; the app, core and
+//     tray keep running; Open dashboard builds a new window on the dashboard;
+//  5. a second launch hands over to the first (single instance) and exits 0;
+//  6. Quit from the tray ends the app with status 0 and removes daemon.json.
 // Plain W3C WebDriver over fetch: no npm dependencies. Only 127.0.0.1; every process started
 // here is stopped here.
 import { spawn, execFileSync } from "node:child_process";
-import { mkdtempSync, writeFileSync, readFileSync, existsSync, mkdirSync } from "node:fs";
+import { mkdtempSync, writeFileSync, readFileSync, existsSync, mkdirSync, readdirSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -54,7 +58,7 @@ async function until(what, fn, timeoutMs = 20000) {
   throw new Error(`timed out waiting for ${what}${last ? `: ${last.message}` : ""}`);
 }
 
-// ---- the app's home: RL settings complete except the OPD teacher (OPD is on) ----
+// ---- the configured home: RL settings complete except the OPD teacher (OPD is on) ----
 const home = mkdtempSync(join(tmpdir(), "metaclaw-tray-e2e-"));
 const port = await freePort();
 writeFileSync(
@@ -62,6 +66,9 @@ writeFileSync(
   [
     "mode: skills_only",
     "claw_type: none",
+    // An upstream (a closed local port: never reached), so no onboarding.
+    "llm:",
+    "  api_base: http://127.0.0.1:9/v1",
     "proxy:",
     "  host: 127.0.0.1",
     `  port: ${port}`,
@@ -77,8 +84,17 @@ writeFileSync(
     "",
   ].join("\n"),
 );
-const env = { ...process.env, METACLAW_HOME: home, METACLAW_LOG: "info", NO_PROXY: "127.0.0.1,localhost" };
-for (const k of ["HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"]) delete env[k];
+// ---- a fresh home: no LLM configured (a first run), no RL settings ----
+const fresh = mkdtempSync(join(tmpdir(), "metaclaw-tray-e2e-fresh-"));
+const freshPort = await freePort();
+writeFileSync(join(fresh, "config.yaml"), `claw_type: none\nproxy:\n  host: 127.0.0.1\n  port: ${freshPort}\n`);
+
+function envFor(h) {
+  const e = { ...process.env, METACLAW_HOME: h, METACLAW_LOG: "info", NO_PROXY: "127.0.0.1,localhost" };
+  for (const k of ["HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"]) delete e[k];
+  return e;
+}
+const env = envFor(home);
 
 // Desktop notifications are D-Bus calls to org.freedesktop.Notifications: watch for them.
 const monitorLog = join(ART, "dbus-notifications.log");
@@ -89,14 +105,30 @@ const monitor = spawn(
 );
 children.push(monitor);
 
-const driverPort = await freePort();
-const nativePort = await freePort();
-const driver = spawn(DRIVER, ["--port", String(driverPort), "--native-port", String(nativePort)], {
-  env,
-  stdio: ["ignore", "inherit", "inherit"],
-});
-children.push(driver);
-const WD = `http://127.0.0.1:${driverPort}`;
+// tauri-driver passes its environment to the app, so each home gets its own driver. In its own
+// process group: stopping it also stops its WebKitWebDriver child.
+let WD;
+let driver;
+async function startDriver(driverEnv) {
+  const driverPort = await freePort();
+  const nativePort = await freePort();
+  driver = spawn(DRIVER, ["--port", String(driverPort), "--native-port", String(nativePort)], {
+    env: driverEnv,
+    stdio: ["ignore", "inherit", "inherit"],
+    detached: true,
+  });
+  WD = `http://127.0.0.1:${driverPort}`;
+  await until("tauri-driver", async () => (await fetch(`${WD}/status`)).ok, 10000);
+}
+function stopDriver() {
+  if (!driver) return;
+  try {
+    process.kill(-driver.pid, "SIGTERM");
+  } catch {
+    // already gone
+  }
+  driver = undefined;
+}
 
 async function wd(method, path, body) {
   const res = await fetch(WD + path, {
@@ -109,20 +141,108 @@ async function wd(method, path, body) {
   return json.value;
 }
 
-const api = async (path) => {
-  const token = readFileSync(join(home, "dashboard.token"), "utf8").trim();
-  const res = await fetch(`http://127.0.0.1:${port}${path}`, { headers: { authorization: `Bearer ${token}` } });
+const apiOf = (h, p) => async (path) => {
+  const token = readFileSync(join(h, "dashboard.token"), "utf8").trim();
+  const res = await fetch(`http://127.0.0.1:${p}${path}`, { headers: { authorization: `Bearer ${token}` } });
   if (!res.ok) throw new Error(`${path}: ${res.status}`);
   return res.json();
+};
+const api = apiOf(home, port);
+
+const pidOf = (h) => JSON.parse(readFileSync(join(h, "daemon.json"), "utf8")).pid;
+const alive = (pid) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
 };
 
 // Sends WM_DELETE_WINDOW (there is no window manager under Xvfb to do it).
 const CLOSE_WINDOW = new URL("./close-window.py", import.meta.url).pathname;
 
-// "IsViewable" or "IsUnMapped", from xwininfo.
-function mapState(win) {
-  const out = execFileSync("xwininfo", ["-id", win], { encoding: "utf8" });
-  return out.match(/Map State: (\w+)/)?.[1];
+function windowExists() {
+  try {
+    execFileSync("xwininfo", ["-name", "MetaClaw"], { stdio: "ignore" });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+// The WebKit web processes under a pid (WebKit may start them through bwrap).
+function webProcesses(root) {
+  const kids = new Map();
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      if (!kids.has(ppid)) kids.set(ppid, []);
+      kids.get(ppid).push(Number(entry));
+    } catch {
+      // exited meanwhile
+    }
+  }
+  const found = [];
+  const todo = [root];
+  while (todo.length) {
+    for (const c of kids.get(todo.pop()) || []) {
+      todo.push(c);
+      try {
+        const argv0 = readFileSync(`/proc/${c}/cmdline`, "utf8").split("\0")[0];
+        if (argv0.split("/").pop().startsWith("WebKitWebProcess")) found.push(c);
+      } catch {
+        // exited meanwhile
+      }
+    }
+  }
+  return found;
+}
+
+// Closing the window destroys it and its webview: the X window goes, the WebKit web process
+// exits, and the app with its core and tray keeps running.
+async function closeWindowFreesWebview(pid, apiCall) {
+  const before = webProcesses(pid);
+  if (!before.length) throw new Error("no WebKit web process under the app while its window is open");
+  execFileSync("python3", [CLOSE_WINDOW, "MetaClaw"], { encoding: "utf8" });
+  await until("the window to be destroyed", async () => !windowExists(), 5000);
+  await until(`the WebKit web process (${before.join(", ")}) to exit`, async () => webProcesses(pid).length === 0, 15000);
+  if (!alive(pid)) throw new Error("the app exited with its window");
+  await apiCall("/api/status");
+  log(`closing the window destroyed it; WebKit web process ${before.join(", ")} exited; app ${pid} runs on`);
+}
+
+// The current URL once it satisfies `ok`.
+async function windowUrl(session, what, ok, timeoutMs = 20000) {
+  return until(what, async () => {
+    const url = await wd("GET", `/session/${session}/url`);
+    return ok(url) && url;
+  }, timeoutMs);
+}
+
+// A window built again after a close: a new X window and a new WebKit web process. WebDriver
+// cannot look inside it: wry hands WebKit's automation session only the first webview it
+// built, so the page a reopened window shows is checked by the mock-runtime tests.
+async function reopened(pid, what) {
+  await until(`${what}: a new window`, async () => windowExists(), 10000);
+  const web = await until(`${what}: a new WebKit web process`, async () => {
+    const w = webProcesses(pid);
+    return w.length && w;
+  }, 10000);
+  log(`${what}: a new window with WebKit web process ${web.join(", ")}`);
+}
+
+async function newSession() {
+  return (await wd("POST", "/session", { capabilities: { alwaysMatch: { "tauri:options": { application: APP } } } })).sessionId;
+}
+
+async function quitFromTray(tray, h) {
+  const pid = pidOf(h);
+  click(tray, "Quit");
+  await until("the app to exit", async () => !alive(pid), 15000);
+  if (existsSync(join(h, "daemon.json"))) throw new Error("daemon.json left behind after Quit");
 }
 
 function gdbus(...args) {
@@ -167,9 +287,38 @@ let session;
 let failed = false;
 const timings = {};
 try {
-  await until("tauri-driver", async () => (await fetch(`${WD}/status`)).ok, 10000);
+  // 1. First launch on a fresh home: the window opens on onboarding.
+  await startDriver(envFor(fresh));
   let t = Date.now();
-  session = (await wd("POST", "/session", { capabilities: { alwaysMatch: { "tauri:options": { application: APP } } } })).sessionId;
+  session = await newSession();
+  const freshApi = apiOf(fresh, freshPort);
+  const welcome = await windowUrl(session, "the onboarding page", (u) => u.endsWith("#/welcome"));
+  timings.first_launch_onboarding_s = (Date.now() - t) / 1000;
+  if (!welcome.startsWith(`http://127.0.0.1:${freshPort}/`)) throw new Error(`window shows ${welcome}`);
+  if (!(await freshApi("/api/status")).needs_onboarding) throw new Error("a fresh home does not need onboarding");
+  log(`first launch: the window opened on ${welcome}`);
+  const freshTray = await until("the tray's StatusNotifierItem", async () => findTray());
+  t = Date.now();
+  await closeWindowFreesWebview(pidOf(fresh), freshApi);
+  timings.close_frees_webview_s = (Date.now() - t) / 1000;
+  // Enable RL with no RL settings: refused by the core, which names what is missing; the tray
+  // opens a new window on Settings' RL section.
+  click(freshTray, "Enable RL");
+  await until("a notification that RL cannot start", async () => readFileSync(monitorLog, "utf8").includes("RL cannot start yet"), 5000);
+  t = Date.now();
+  await reopened(pidOf(fresh), "Enable RL without RL settings");
+  timings.reopen_s = (Date.now() - t) / 1000;
+  if ((await freshApi("/api/status")).rl_enabled) throw new Error("RL turned on with no RL settings");
+  await quitFromTray(freshTray, fresh);
+  await wd("DELETE", `/session/${session}`).catch(() => {});
+  session = undefined;
+  stopDriver();
+  log("first-run home: Quit ended the app");
+
+  // 2. The configured home.
+  await startDriver(env);
+  t = Date.now();
+  session = await newSession();
   timings.session_s = (Date.now() - t) / 1000;
   log(`WebDriver session ${session}`);
 
@@ -227,22 +376,19 @@ try {
   writeFileSync(join(ART, "tray-dashboard.png"), Buffer.from(png, "base64"));
   log(`screenshot ${join(ART, "tray-dashboard.png")}`);
 
-  // Closing the window (what a window manager's close button sends) hides it: the app, its
-  // core and the tray keep running, and Open dashboard shows the same window again.
+  // Closing the window (what a window manager's close button sends) destroys it and its
+  // webview: the app, its core and the tray keep running, and Open dashboard builds a new one.
   const state = JSON.parse(readFileSync(join(home, "daemon.json"), "utf8"));
-  const win = execFileSync("python3", [CLOSE_WINDOW, "MetaClaw"], { encoding: "utf8" }).trim().split(" ")[0];
-  await until("the window to be hidden", async () => mapState(win) === "IsUnMapped", 5000);
-  await sleep(500);
-  process.kill(state.pid, 0);
-  if ((await api("/api/status")).mode !== "rl") throw new Error("the core stopped answering after the window closed");
+  await closeWindowFreesWebview(state.pid, api);
+  if ((await api("/api/status")).mode !== "rl") throw new Error("the core lost its mode after the window closed");
   if (!findTray()) throw new Error("the tray went away with the window");
   click(tray, "Open dashboard");
-  await until("the window to be shown again", async () => mapState(win) === "IsViewable", 5000);
-  await until("the dashboard in the reopened window", async () => {
-    const el = Object.values(await wd("POST", `/session/${session}/element`, { using: "css selector", value: "[data-testid=overview-mode]" }))[0];
-    return (await wd("GET", `/session/${session}/element/${el}/attribute/data-mode`)) === "rl";
-  }, 10000);
-  log(`closing the window (${win}) hid it; the app and tray kept running; Open dashboard showed it again`);
+  await reopened(state.pid, "Open dashboard");
+  // And closing that one frees its webview too.
+  await closeWindowFreesWebview(state.pid, api);
+  click(tray, "Open dashboard");
+  await reopened(state.pid, "Open dashboard again");
+
 
   // A second launch on the same home hands over to the running app (single instance over
   // D-Bus) and exits 0; the first keeps running.
@@ -255,16 +401,7 @@ try {
 
   // Quit from the tray.
   if (state.kind !== "tray" || state.port !== port) throw new Error(`daemon.json: ${JSON.stringify(state)}`);
-  click(tray, "Quit");
-  await until("the app to exit", async () => {
-    try {
-      process.kill(state.pid, 0);
-      return false;
-    } catch {
-      return true;
-    }
-  }, 15000);
-  if (existsSync(join(home, "daemon.json"))) throw new Error("daemon.json left behind after Quit");
+  await quitFromTray(tray, home);
   log("Quit: the app exited and removed daemon.json");
   console.log(`tray-e2e timings: ${JSON.stringify(timings)}`);
   console.log("tray-e2e: PASS");
@@ -282,6 +419,7 @@ try {
 } finally {
   // tauri-driver allows one session: always end it (it stops the app if still running).
   if (session) await wd("DELETE", `/session/${session}`).catch(() => {});
+  stopDriver();
   for (const c of children.reverse()) c.kill("SIGTERM");
   await sleep(300);
 }

@@ -11,8 +11,7 @@ use metaclaw_core::api::{Api, NoInput};
 use metaclaw_core::instance::{InstanceError, InstanceKind, InstanceLock, InstanceState};
 use metaclaw_core::{CoreOptions, RunningCore};
 use tauri::tray::TrayIconBuilder;
-use tauri::webview::PageLoadEvent;
-use tauri::{AppHandle, Manager, RunEvent, Runtime, WebviewUrl, WebviewWindowBuilder, WindowEvent};
+use tauri::{AppHandle, Manager, RunEvent, Runtime, WebviewUrl, WebviewWindowBuilder};
 
 use crate::autostart::{Autostart, HIDDEN_ARG};
 use crate::prefs::Prefs;
@@ -58,8 +57,6 @@ fn fatal(message: &str) -> ! {
 /// one-time code, so the window and a browser show the same UI through the same API.
 struct WindowDashboard {
     api: Api,
-    /// The page to show once the login redirect lands (the login always goes to `/`).
-    page_after_login: Arc<Mutex<Option<String>>>,
 }
 
 fn go_to<R: Runtime>(window: &tauri::WebviewWindow<R>, page: &str) {
@@ -78,11 +75,11 @@ impl<R: Runtime> Dashboard<R> for WindowDashboard {
             let _ = window.set_focus();
             return;
         }
-        *self
-            .page_after_login
-            .lock()
-            .unwrap_or_else(|e| e.into_inner()) = page.map(str::to_owned);
-        let (app, api, after) = (app.clone(), self.api.clone(), self.page_after_login.clone());
+        // The page rides on the login URL's fragment, which the browser keeps across the
+        // login's redirect to `/`: the dashboard starts on it (no hash change after load that
+        // could race its own first-run redirect to onboarding).
+        let fragment = page.map(|p| format!("#/{p}")).unwrap_or_default();
+        let (app, api) = (app.clone(), self.api.clone());
         tauri::async_runtime::spawn(async move {
             // The login code comes from the core in process, as `metaclaw dashboard` gets one
             // over HTTP: one login mechanism.
@@ -94,34 +91,22 @@ impl<R: Runtime> Dashboard<R> for WindowDashboard {
                 }
                 (_, None) => return,
             };
-            let url = format!("http://127.0.0.1:{}/login?code={code}", addr.port());
+            let url = format!(
+                "http://127.0.0.1:{}/login?code={code}{fragment}",
+                addr.port()
+            );
             let Ok(url) = url.parse::<tauri::Url>() else {
                 return;
             };
+            // Closing the window destroys it (no close handler keeps it): its WebKit web
+            // process exits and the memory goes back, while the app, core and tray keep
+            // running (`RunEvent::ExitRequested` below). Opening builds a new one here.
             let built = WebviewWindowBuilder::new(&app, WINDOW, WebviewUrl::External(url))
                 .title("MetaClaw")
                 .inner_size(1100.0, 760.0)
-                .on_page_load(move |window, payload| {
-                    if payload.event() == PageLoadEvent::Finished
-                        && payload.url().path() == "/"
-                        && let Some(page) = after.lock().unwrap_or_else(|e| e.into_inner()).take()
-                    {
-                        go_to(&window, &page);
-                    }
-                })
                 .build();
-            match built {
-                Ok(window) => {
-                    // Closing the window keeps the app in the tray.
-                    let w = window.clone();
-                    window.on_window_event(move |event| {
-                        if let WindowEvent::CloseRequested { api, .. } = event {
-                            api.prevent_close();
-                            let _ = w.hide();
-                        }
-                    });
-                }
-                Err(e) => tracing::warn!("dashboard window: {e}"),
+            if let Err(e) = built {
+                tracing::warn!("dashboard window: {e}");
             }
         });
     }
@@ -224,10 +209,7 @@ pub fn main() {
                     prefs_path: Prefs::path(home.root()),
                     autostart: Autostart::for_current_user(),
                     notifier: Arc::new(DesktopNotifier),
-                    dashboard: Arc::new(WindowDashboard {
-                        api,
-                        page_after_login: Arc::default(),
-                    }),
+                    dashboard: Arc::new(WindowDashboard { api }),
                 },
             )?;
             let activity = tauri::async_runtime::block_on(tray.activity());
@@ -271,16 +253,15 @@ pub fn main() {
                 core: Mutex::new(Some(core)),
                 lock,
             });
-            if !hidden {
-                open_menu_item(app.handle(), id::OPEN);
-            }
+            let handle = app.handle().clone();
+            tauri::async_runtime::spawn(async move { tray.open_at_launch(&handle, hidden).await });
             Ok(())
         })
         .build(context)
         .unwrap_or_else(|e| fatal(&format!("could not start the desktop app: {e}")));
 
     app.run(|app, event| match event {
-        // The last window closed (or none was open): the tray keeps running.
+        // The window was closed (destroyed) or none was open: the tray keeps running.
         RunEvent::ExitRequested {
             code: None, api, ..
         } => api.prevent_exit(),

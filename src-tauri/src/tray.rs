@@ -36,6 +36,17 @@ pub mod id {
     pub const QUIT: &str = "quit";
 }
 
+/// Dashboard pages the tray opens (hash routes of the dashboard, `#/<page>`).
+pub mod page {
+    /// Onboarding: where the app opens while no upstream is configured.
+    pub const WELCOME: &str = "welcome";
+    pub const INBOX: &str = "inbox";
+    /// Settings, scrolled to the RL section: where "Enable RL" takes the user when the core
+    /// says RL settings are missing. The query is part of the hash, so the dashboard's router
+    /// still sees the `settings` page.
+    pub const RL_SETTINGS: &str = "settings?section=rl";
+}
+
 /// Shows desktop notifications. The app uses the notification plugin; tests record them.
 pub trait Notifier: Send + Sync {
     fn notify(&self, title: &str, body: &str);
@@ -382,6 +393,24 @@ impl<R: Runtime> Tray<R> {
         }
     }
 
+    /// The window at launch: onboarding whenever the core has no upstream yet (even when
+    /// started `--hidden` at login: the app is unusable until then), else the dashboard
+    /// unless started hidden.
+    pub async fn open_at_launch(&self, app: &AppHandle<R>, hidden: bool) {
+        let needs_onboarding = match self.status().await {
+            Ok(s) => s.needs_onboarding,
+            Err(e) => {
+                tracing::warn!("tray: could not read the status at launch: {e}");
+                false
+            }
+        };
+        if needs_onboarding {
+            self.dashboard.open(app, Some(page::WELCOME));
+        } else if !hidden {
+            self.dashboard.open(app, None);
+        }
+    }
+
     /// What a click on a menu item does. The check mark GTK toggled on click is corrected by
     /// the refresh at the end, so a refused change never shows as done.
     pub async fn handle_menu(&self, app: &AppHandle<R>, item: &str) {
@@ -391,7 +420,7 @@ impl<R: Runtime> Tray<R> {
                 lock(&self.status).acknowledge_error();
                 self.dashboard.open(app, None);
             }
-            id::PENDING => self.dashboard.open(app, Some("inbox")),
+            id::PENDING => self.dashboard.open(app, Some(page::INBOX)),
             id::MODE_SKILLS_ONLY | id::MODE_RL | id::MODE_AUTO => {
                 let mode = match item {
                     id::MODE_RL => Mode::Rl,
@@ -420,7 +449,7 @@ impl<R: Runtime> Tray<R> {
                     .await;
                 if matches!(&result, Err(e) if e.code == ErrorCode::NotReady) {
                     // The settings live in the dashboard: take the user there.
-                    self.dashboard.open(app, Some("settings"));
+                    self.dashboard.open(app, Some(page::RL_SETTINGS));
                 }
                 self.advise_if_training(&result);
                 self.applied(what, result);

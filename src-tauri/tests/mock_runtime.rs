@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 
 use metaclaw_app::autostart::Autostart;
 use metaclaw_app::status::Activity;
-use metaclaw_app::tray::{Dashboard, Notifier, Tray, TrayParts, id};
+use metaclaw_app::tray::{Dashboard, Notifier, Tray, TrayParts, id, page};
 use metaclaw_config::{Home, Mode};
 use metaclaw_core::api::ops::config::{ConfigPatch, PatchConfig};
 use metaclaw_core::{CoreOptions, RunningCore};
@@ -182,6 +182,31 @@ async fn mode_radio_changes_the_core_and_config_yaml() {
     f.stop().await;
 }
 
+// An upstream on a closed local port: configured (no onboarding), never reached.
+const CONFIGURED: &str = "llm:\n  api_base: http://127.0.0.1:9/v1\n";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn launch_opens_onboarding_until_an_upstream_is_set() {
+    // No upstream: onboarding opens, started hidden (at login) or not.
+    for hidden in [false, true] {
+        let f = Fixture::new("mode: skills_only\n").await;
+        f.tray.open_at_launch(f.app.handle(), hidden).await;
+        assert_eq!(
+            *f.seen.pages.lock().unwrap(),
+            vec![Some(page::WELCOME.to_owned())],
+            "hidden: {hidden}"
+        );
+        f.stop().await;
+    }
+    // Configured: the dashboard where it was, unless started hidden.
+    let f = Fixture::new(CONFIGURED).await;
+    f.tray.open_at_launch(f.app.handle(), false).await;
+    assert_eq!(*f.seen.pages.lock().unwrap(), vec![None]);
+    f.tray.open_at_launch(f.app.handle(), true).await;
+    assert_eq!(f.seen.pages.lock().unwrap().len(), 1);
+    f.stop().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn enable_rl_validates_and_opens_the_settings_when_incomplete() {
     let f = Fixture::new("opd:\n  enabled: true\n").await;
@@ -190,7 +215,7 @@ async fn enable_rl_validates_and_opens_the_settings_when_incomplete() {
     assert!(!f.checked(id::RL));
     assert_eq!(
         *f.seen.pages.lock().unwrap(),
-        vec![Some("settings".to_owned())]
+        vec![Some(page::RL_SETTINGS.to_owned())]
     );
     assert!(f.notices()[0].1.contains("opd.teacher_url"));
     f.stop().await;
@@ -272,7 +297,7 @@ async fn proposals_notify_count_and_open_the_inbox() {
     f.click(id::PENDING).await;
     assert_eq!(
         *f.seen.pages.lock().unwrap(),
-        vec![Some("inbox".to_owned())]
+        vec![Some(page::INBOX.to_owned())]
     );
 
     // Each kind of notification can be turned off, and that survives a restart.
