@@ -3,7 +3,7 @@
 //  1. first launch on a fresh home (no LLM configured): the window opens on onboarding
 //     (#/welcome); closing it destroys the webview (the WebKit web process exits) while the app
 //     and tray keep running; "Enable RL" with no RL settings opens a new window on Settings'
-//     RL section (#/settings?section=rl);
+//     RL section (#/settings/rl);
 //  2. on a configured home, tauri-driver + WebKitWebDriver start the app; the window shows the
 //     dashboard (Overview, mode skills_only) and a screenshot is kept;
 //  3. the tray menu is driven over D-Bus (the app's StatusNotifierItem + com.canonical.dbusmenu,

@@ -44,7 +44,7 @@ pub mod page {
     /// Settings, scrolled to the RL section: where "Enable RL" takes the user when the core
     /// says RL settings are missing. The query is part of the hash, so the dashboard's router
     /// still sees the `settings` page.
-    pub const RL_SETTINGS: &str = "settings?section=rl";
+    pub const RL_SETTINGS: &str = "settings/rl";
 }
 
 /// Shows desktop notifications. The app uses the notification plugin; tests record them.
