@@ -22,11 +22,15 @@ fn main() {
         PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
     let dist = manifest.join("../../ui/dist");
     let out = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("ui");
-    println!("cargo:rerun-if-changed={}", dist.display());
     let _ = std::fs::remove_dir_all(&out);
     if dist.join("index.html").is_file() {
+        println!("cargo:rerun-if-changed={}", dist.display());
         copy_dir(&dist, &out).expect("copy ui/dist");
     } else {
+        // A path that does not exist makes cargo rerun this script on every build, which then
+        // rebuilt the core and everything above it each time; the UI folder exists, and changes
+        // when the dashboard gets built.
+        println!("cargo:rerun-if-changed={}", manifest.join("../../ui").display());
         std::fs::create_dir_all(&out).expect("create OUT_DIR/ui");
         std::fs::write(
             out.join("index.html"),
