@@ -30,7 +30,10 @@ fn main() {
         // A path that does not exist makes cargo rerun this script on every build, which then
         // rebuilt the core and everything above it each time; the UI folder exists, and changes
         // when the dashboard gets built.
-        println!("cargo:rerun-if-changed={}", manifest.join("../../ui").display());
+        println!(
+            "cargo:rerun-if-changed={}",
+            manifest.join("../../ui").display()
+        );
         std::fs::create_dir_all(&out).expect("create OUT_DIR/ui");
         std::fs::write(
             out.join("index.html"),
