@@ -266,6 +266,17 @@ pub fn main() {
             code: None, api, ..
         } => api.prevent_exit(),
         RunEvent::Exit => shut_down(app),
+        // The web process went with the window; what the app freed alongside (the page's
+        // share of GTK and WebKit state) stays with the allocator unless handed back.
+        RunEvent::WindowEvent {
+            event: tauri::WindowEvent::Destroyed,
+            ..
+        } => {
+            std::thread::spawn(|| {
+                std::thread::sleep(std::time::Duration::from_secs(1));
+                metaclaw_core::return_memory_to_os();
+            });
+        }
         _ => {}
     });
 }

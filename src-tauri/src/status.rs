@@ -136,9 +136,45 @@ impl TrayStatus {
                 self.last_event = Some("settings changed".into());
                 None
             }
+            Event::RlPhase {
+                phase,
+                message,
+                progress,
+            } => self.rl_phase(phase, message.as_deref(), *progress),
             // Turns and skill changes do not change the tray; new event kinds default to that.
             _ => None,
         }
+    }
+
+    /// RL start-up as it happens; a failure is an error state with a notice saying why.
+    fn rl_phase(
+        &mut self,
+        phase: &str,
+        message: Option<&str>,
+        progress: Option<f64>,
+    ) -> Option<Notice> {
+        let text = match (phase, message, progress) {
+            ("starting", Some(m), Some(p)) => format!("RL starting: {m} ({:.0}%)", p * 100.0),
+            ("starting", Some(m), None) => format!("RL starting: {m}"),
+            ("starting", None, _) => "RL starting".to_owned(),
+            ("serving", ..) => {
+                self.error = None;
+                "RL serves chat".to_owned()
+            }
+            ("failed", m, _) => {
+                let why = m.unwrap_or("unknown reason");
+                self.error = Some(format!("RL could not start: {why}"));
+                self.last_event = Some("RL could not start".to_owned());
+                return Some(Notice {
+                    kind: NoticeKind::Training,
+                    title: "RL could not start".into(),
+                    body: why.to_owned(),
+                });
+            }
+            _ => "RL off".to_owned(),
+        };
+        self.last_event = Some(text);
+        None
     }
 
     fn training(&mut self, step: u64, status: &str, progress: Option<f64>) -> Option<Notice> {
@@ -258,6 +294,47 @@ mod tests {
         });
         assert_eq!(s.activity(false, false), Activity::Error);
         s.acknowledge_error();
+        assert_eq!(s.activity(false, false), Activity::Idle);
+    }
+
+    fn rl(phase: &str, message: Option<&str>, progress: Option<f64>) -> Event {
+        Event::RlPhase {
+            phase: phase.into(),
+            message: message.map(Into::into),
+            progress,
+        }
+    }
+
+    #[test]
+    fn rl_start_up_is_followed_step_by_step_and_a_failure_says_why() {
+        let mut s = TrayStatus::default();
+        let step = "downloading the tokenizer of Qwen/Qwen3-8B";
+        assert!(s.apply(&rl("starting", Some(step), None)).is_none());
+        assert_eq!(
+            s.last_event(),
+            Some(format!("RL starting: {step}").as_str())
+        );
+        s.apply(&rl("starting", Some(step), Some(0.4)));
+        assert_eq!(
+            s.last_event(),
+            Some(format!("RL starting: {step} (40%)").as_str())
+        );
+        let n = s
+            .apply(&rl(
+                "failed",
+                Some("Tinker session: connection refused"),
+                None,
+            ))
+            .unwrap();
+        assert_eq!(n.kind, NoticeKind::Training);
+        assert_eq!(n.body, "Tinker session: connection refused");
+        assert_eq!(s.activity(false, false), Activity::Error);
+        assert_eq!(
+            s.error(),
+            Some("RL could not start: Tinker session: connection refused")
+        );
+        s.apply(&rl("serving", None, None));
+        assert_eq!(s.last_event(), Some("RL serves chat"));
         assert_eq!(s.activity(false, false), Activity::Idle);
     }
 

@@ -574,6 +574,7 @@ describe("settings from the catalogue", { timeout: 90_000 }, () => {
       ["rl.model", "Qwen/Qwen3-4B-Instruct-2507"],
       ["rl.base_url", t.tinkerBase],
       ["rl.tokenizer_path", TOKENIZER],
+      ["rl.batch_size", "2"],
     ]) {
       await input(key).fill(value);
       await page.locator(tid(`save-${key}`)).click();
@@ -587,6 +588,45 @@ describe("settings from the catalogue", { timeout: 90_000 }, () => {
     await expectText(page.locator(tid("rl-phase")), /Serving/, 20_000);
     await expectText(page.locator(tid("rl-phase-message")), /Qwen\/Qwen3-4B-Instruct-2507 serves chat/);
     await screenshot(page, SHOTS, "training-rl-serving");
+
+    // The agent chats through the proxy: the policy answers; the user rates both turns in
+    // Sessions; with no judge, rated turns are what trains, and the step shows up.
+    const turn = async (messages, done) => {
+      const r = await fetch(`${t.base}/v1/chat/completions`, {
+        method: "POST",
+        headers: {
+          "Content-Type": "application/json",
+          Authorization: `Bearer ${t.proxyKey}`,
+          "x-session-id": "e2e-rl",
+          ...(done ? { "x-session-done": "true" } : {}),
+        },
+        body: JSON.stringify({ model: "policy", messages }),
+      });
+      assert.equal(r.status, 200, await r.clone().text());
+      return (await r.json()).choices[0].message.content;
+    };
+    const first = await turn([{ role: "user", content: "count to three" }], false);
+    await turn(
+      [
+        { role: "user", content: "count to three" },
+        { role: "assistant", content: first },
+        { role: "user", content: "now backwards" },
+      ],
+      true,
+    );
+    await page.evaluate(() => (location.hash = "#/sessions/e2e-rl"));
+    await page.locator(tid("page-session")).waitFor();
+    const turns = page.locator("li.turn");
+    await page.waitForFunction(() => document.querySelectorAll("li.turn").length === 2);
+    for (const li of await turns.all()) {
+      const id = (await li.getAttribute("data-testid")).replace(/^turn-/, "");
+      await li.locator(tid(`thumb-up-${id}`)).click();
+      await expectText(li.locator(tid(`turn-feedback-${id}`)), /helpful/);
+    }
+    await go("training");
+    const row = page.locator(tid("steps-table")).locator("tbody tr").first();
+    await expectText(row, /\bok\b/, 30_000);
+    await screenshot(page, SHOTS, "training-first-step");
   });
 });
 

@@ -3,34 +3,8 @@
 mod support;
 
 use reqwest::{Method, StatusCode};
-use serde_json::{Value, json};
+use serde_json::json;
 use support::Harness;
-
-struct Api<'a> {
-    h: &'a Harness,
-    token: String,
-}
-
-impl Api<'_> {
-    fn req(&self, method: Method, path: &str) -> reqwest::RequestBuilder {
-        self.h
-            .client
-            .request(method, format!("{}{path}", self.h.base))
-            .bearer_auth(&self.token)
-    }
-
-    async fn get(&self, path: &str) -> (StatusCode, Value) {
-        let r = self.req(Method::GET, path).send().await.unwrap();
-        let status = r.status();
-        (status, r.json().await.unwrap_or(Value::Null))
-    }
-
-    async fn send(&self, method: Method, path: &str, body: Value) -> (StatusCode, Value) {
-        let r = self.req(method, path).json(&body).send().await.unwrap();
-        let status = r.status();
-        (status, r.json().await.unwrap_or(Value::Null))
-    }
-}
 
 async fn setup() -> (Harness, String) {
     let h = Harness::start_with(|c| {
@@ -107,9 +81,11 @@ async fn auth_host_and_origin_are_enforced() {
 
 #[tokio::test]
 async fn one_time_login_sets_a_cookie_and_works_once() {
-    let (h, token) = setup().await;
-    let api = Api { h: &h, token };
-    let (_, code) = api.send(Method::POST, "/api/login-codes", json!({})).await;
+    let (h, _) = setup().await;
+    let api = h.api();
+    let (_, code) = api
+        .call(Method::POST, "/api/login-codes", Some(json!({})))
+        .await;
     let code = code["code"].as_str().unwrap().to_owned();
     let no_redirect = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
@@ -156,66 +132,68 @@ async fn one_time_login_sets_a_cookie_and_works_once() {
 #[tokio::test]
 async fn every_route_answers_and_no_secret_leaks() {
     let (h, token) = setup().await;
-    let api = Api {
-        h: &h,
-        token: token.clone(),
-    };
+    let api = h.api();
     let turn = h.core().store().turn_ids_in_session("api-s").unwrap()[0].clone();
     let mut bodies = String::new();
 
-    let (s, status) = api.get("/api/status").await;
+    let (s, status) = api.call(Method::GET, "/api/status", None).await;
     assert_eq!(s, 200);
     assert_eq!(status["mode"], "skills_only");
     assert_eq!(status["counts"]["turns"], 1);
     assert_eq!(status["counts"]["sessions"], 1);
     bodies.push_str(&status.to_string());
 
-    let (s, sessions) = api.get("/api/sessions").await;
+    let (s, sessions) = api.call(Method::GET, "/api/sessions", None).await;
     assert_eq!(s, 200);
     assert_eq!(sessions[0]["id"], "api-s");
-    let (s, detail) = api.get("/api/sessions/api-s").await;
+    let (s, detail) = api.call(Method::GET, "/api/sessions/api-s", None).await;
     assert_eq!(s, 200);
     assert_eq!(
         detail["turns"][0]["user_text"],
         "my pytest suite fails randomly on CI"
     );
     assert_eq!(detail["turns"][0]["injected"][0]["name"], "fix-flaky-tests");
-    assert_eq!(api.get("/api/sessions/nope").await.0, 404);
+    assert_eq!(
+        api.call(Method::GET, "/api/sessions/nope", None).await.0,
+        404
+    );
 
     assert_eq!(
-        api.send(
+        api.call(
             Method::POST,
             &format!("/api/turns/{turn}/feedback"),
-            json!({"rating": -1, "note": "meh"})
+            Some(json!({"rating": -1, "note": "meh"}))
         )
         .await
         .0,
         200
     );
     assert_eq!(
-        api.send(
+        api.call(
             Method::POST,
             &format!("/api/turns/{turn}/feedback"),
-            json!({"rating": 3})
+            Some(json!({"rating": 3}))
         )
         .await
         .0,
         400
     );
     assert_eq!(
-        api.send(
+        api.call(
             Method::POST,
             "/api/turns/nope/feedback",
-            json!({"rating": 1})
+            Some(json!({"rating": 1}))
         )
         .await
         .0,
         404
     );
-    let (_, detail) = api.get("/api/sessions/api-s").await;
+    let (_, detail) = api.call(Method::GET, "/api/sessions/api-s", None).await;
     assert_eq!(detail["turns"][0]["feedback"]["rating"], -1);
 
-    let (s, skills) = api.get("/api/skills?category=debugging").await;
+    let (s, skills) = api
+        .call(Method::GET, "/api/skills?category=debugging", None)
+        .await;
     assert_eq!(s, 200);
     assert!(
         skills
@@ -224,7 +202,9 @@ async fn every_route_answers_and_no_secret_leaks() {
             .iter()
             .all(|x| x["category"] == "debugging")
     );
-    let (s, one) = api.get("/api/skills/fix-flaky-tests").await;
+    let (s, one) = api
+        .call(Method::GET, "/api/skills/fix-flaky-tests", None)
+        .await;
     assert_eq!(s, 200);
     assert!(
         one["content"]
@@ -232,26 +212,34 @@ async fn every_route_answers_and_no_secret_leaks() {
             .unwrap()
             .contains("name: fix-flaky-tests")
     );
-    assert_eq!(api.get("/api/skills/nope").await.0, 404);
+    assert_eq!(api.call(Method::GET, "/api/skills/nope", None).await.0, 404);
 
     let new_skill = "---\nname: api-made-skill\ndescription: Use when testing the API\ncategory: coding\n---\nBody v1.\n";
     assert_eq!(
-        api.send(Method::POST, "/api/skills", json!({"content": new_skill}))
-            .await
-            .0,
+        api.call(
+            Method::POST,
+            "/api/skills",
+            Some(json!({"content": new_skill}))
+        )
+        .await
+        .0,
         200
     );
     assert_eq!(
-        api.send(Method::POST, "/api/skills", json!({"content": new_skill}))
-            .await
-            .0,
+        api.call(
+            Method::POST,
+            "/api/skills",
+            Some(json!({"content": new_skill}))
+        )
+        .await
+        .0,
         409
     );
     assert_eq!(
-        api.send(
+        api.call(
             Method::POST,
             "/api/skills",
-            json!({"content": "no frontmatter"})
+            Some(json!({"content": "no frontmatter"}))
         )
         .await
         .0,
@@ -259,20 +247,20 @@ async fn every_route_answers_and_no_secret_leaks() {
     );
     let edited = new_skill.replace("Body v1.", "Body v2.");
     assert_eq!(
-        api.send(
+        api.call(
             Method::PUT,
             "/api/skills/api-made-skill",
-            json!({"content": edited})
+            Some(json!({"content": edited}))
         )
         .await
         .0,
         200
     );
     let (s, bad) = api
-        .send(
+        .call(
             Method::PUT,
             "/api/skills/api-made-skill",
-            json!({"content": edited.replace("name: api-made-skill", "name: renamed")}),
+            Some(json!({"content": edited.replace("name: api-made-skill", "name: renamed")})),
         )
         .await;
     assert_eq!(s, 400);
@@ -282,48 +270,64 @@ async fn every_route_answers_and_no_secret_leaks() {
             .unwrap()
             .contains("must stay")
     );
-    let (_, history) = api.get("/api/skills/api-made-skill/history").await;
+    let (_, history) = api
+        .call(Method::GET, "/api/skills/api-made-skill/history", None)
+        .await;
     assert_eq!(
         history.as_array().unwrap().len(),
         3,
         "absent, created, edited: {history}"
     );
     assert_eq!(
-        api.send(
+        api.call(
             Method::POST,
             "/api/skills/api-made-skill/rollback",
-            json!({"version": 2})
+            Some(json!({"version": 2}))
         )
         .await
         .0,
         200
     );
-    let (_, one) = api.get("/api/skills/api-made-skill").await;
+    let (_, one) = api
+        .call(Method::GET, "/api/skills/api-made-skill", None)
+        .await;
     assert!(one["content"].as_str().unwrap().contains("Body v1."));
     assert_eq!(
-        api.send(
+        api.call(
             Method::POST,
             "/api/skills/api-made-skill/state",
-            json!({"pinned": true})
+            Some(json!({"pinned": true}))
         )
         .await
         .0,
         200
     );
     assert_eq!(
-        api.send(Method::POST, "/api/skills/api-made-skill/state", json!({}))
-            .await
-            .0,
+        api.call(
+            Method::POST,
+            "/api/skills/api-made-skill/state",
+            Some(json!({}))
+        )
+        .await
+        .0,
         400
     );
     assert_eq!(
-        api.send(Method::DELETE, "/api/skills/api-made-skill", json!({}))
-            .await
-            .0,
+        api.call(
+            Method::DELETE,
+            "/api/skills/api-made-skill",
+            Some(json!({}))
+        )
+        .await
+        .0,
         200
     );
     let (s, bundled) = api
-        .send(Method::DELETE, "/api/skills/fix-flaky-tests", json!({}))
+        .call(
+            Method::DELETE,
+            "/api/skills/fix-flaky-tests",
+            Some(json!({})),
+        )
         .await;
     assert_eq!(
         (s.as_u16(), bundled["error"]["code"].as_str()),
@@ -332,22 +336,22 @@ async fn every_route_answers_and_no_secret_leaks() {
     );
 
     let (s, r) = api
-        .send(
+        .call(
             Method::POST,
             "/api/retrieval",
-            json!({"query": "tests fail randomly on CI"}),
+            Some(json!({"query": "tests fail randomly on CI"})),
         )
         .await;
     assert_eq!(s, 200);
     assert_eq!(r["candidates"][0]["name"], "fix-flaky-tests");
     assert_eq!(
-        api.send(Method::POST, "/api/retrieval", json!({"query": " "}))
+        api.call(Method::POST, "/api/retrieval", Some(json!({"query": " "})))
             .await
             .0,
         400
     );
     let (s, err) = api
-        .send(Method::POST, "/api/retrieval", json!({"nope": 1}))
+        .call(Method::POST, "/api/retrieval", Some(json!({"nope": 1})))
         .await;
     assert_eq!(s, 400);
     assert!(
@@ -355,66 +359,88 @@ async fn every_route_answers_and_no_secret_leaks() {
         "{err}"
     );
 
-    let (s, proposals) = api.get("/api/proposals?status=pending").await;
+    let (s, proposals) = api
+        .call(Method::GET, "/api/proposals?status=pending", None)
+        .await;
     assert_eq!(s, 200);
     assert!(proposals.as_array().unwrap().is_empty());
-    assert_eq!(api.get("/api/proposals?status=weird").await.0, 400);
-    assert_eq!(api.get("/api/proposals/99").await.0, 404);
     assert_eq!(
-        api.send(Method::POST, "/api/proposals/99/approve", json!({}))
+        api.call(Method::GET, "/api/proposals?status=weird", None)
+            .await
+            .0,
+        400
+    );
+    assert_eq!(
+        api.call(Method::GET, "/api/proposals/99", None).await.0,
+        404
+    );
+    assert_eq!(
+        api.call(Method::POST, "/api/proposals/99/approve", Some(json!({})))
             .await
             .0,
         404
     );
     assert_eq!(
-        api.send(Method::POST, "/api/proposals/99/reject", json!({}))
+        api.call(Method::POST, "/api/proposals/99/reject", Some(json!({})))
             .await
             .0,
         404
     );
     assert_eq!(
-        api.send(Method::POST, "/api/proposals/99/undo", json!({}))
+        api.call(Method::POST, "/api/proposals/99/undo", Some(json!({})))
             .await
             .0,
         404
     );
     let (s, bulk) = api
-        .send(
+        .call(
             Method::POST,
             "/api/proposals/bulk",
-            json!({"action": "approve", "ids": [99]}),
+            Some(json!({"action": "approve", "ids": [99]})),
         )
         .await;
     assert_eq!(s, 200);
     assert_eq!(bulk["results"][0]["ok"], false);
     assert_eq!(
-        api.send(
+        api.call(
             Method::POST,
             "/api/proposals/bulk",
-            json!({"action": "eat", "ids": []})
+            Some(json!({"action": "eat", "ids": []}))
         )
         .await
         .0,
         400
     );
     let (s, run) = api
-        .send(Method::POST, "/api/distil", json!({"session_id": "api-s"}))
+        .call(
+            Method::POST,
+            "/api/distil",
+            Some(json!({"session_id": "api-s"})),
+        )
         .await;
     assert_eq!(s, 200);
     assert!(run["status"].is_string());
 
-    assert_eq!(api.get("/api/training/steps").await.0, 200);
-    assert_eq!(api.get("/api/training/checkpoints").await.0, 200);
-    let (s, sched) = api.get("/api/scheduler").await;
+    assert_eq!(
+        api.call(Method::GET, "/api/training/steps", None).await.0,
+        200
+    );
+    assert_eq!(
+        api.call(Method::GET, "/api/training/checkpoints", None)
+            .await
+            .0,
+        200
+    );
+    let (s, sched) = api.call(Method::GET, "/api/scheduler", None).await;
     assert_eq!(s, 200);
     assert!(sched["timeline"].is_array());
 
-    let (s, config) = api.get("/api/config").await;
+    let (s, config) = api.call(Method::GET, "/api/config", None).await;
     assert_eq!(s, 200);
     bodies.push_str(&config.to_string());
     // RL is not switched on while settings it needs are missing: the error names them.
     let (s, refused) = api
-        .send(Method::PATCH, "/api/config", json!({"mode": "rl"}))
+        .call(Method::PATCH, "/api/config", Some(json!({"mode": "rl"})))
         .await;
     assert_eq!(
         (s.as_u16(), refused["error"]["code"].as_str()),
@@ -423,19 +449,21 @@ async fn every_route_answers_and_no_secret_leaks() {
     );
     let keys = refused["error"]["keys"].to_string();
     assert!(keys.contains("rl.api_key"), "{keys}");
-    assert_eq!(api.get("/api/status").await.1["mode"], "skills_only");
+    assert_eq!(
+        api.call(Method::GET, "/api/status", None).await.1["mode"],
+        "skills_only"
+    );
     // Any key by its dotted name; RL settings that fail fast without leaving the machine.
     let (s, patched) = api
-        .send(
+        .call(
             Method::PATCH,
             "/api/config",
-            json!({"set": {"rl.model": "Qwen/Qwen3-4B", "rl.api_key": "tk-test", "rl.base_url": "http://127.0.0.1:9", "rl.tokenizer_path": "/nonexistent/tokenizer.json"}}),
-        )
+            Some(json!({"set": {"rl.model": "Qwen/Qwen3-4B", "rl.api_key": "tk-test", "rl.base_url": "http://127.0.0.1:9", "rl.tokenizer_path": "/nonexistent/tokenizer.json"}})),)
         .await;
     assert_eq!(s, 200, "{patched}");
     assert_eq!(patched["config"]["rl"]["model"], "Qwen/Qwen3-4B");
     let (s, patched) = api
-        .send(Method::PATCH, "/api/config", json!({"mode": "rl"}))
+        .call(Method::PATCH, "/api/config", Some(json!({"mode": "rl"})))
         .await;
     assert_eq!(s, 200, "{patched}");
     assert_eq!(patched["restart_required"], false);
@@ -443,16 +471,19 @@ async fn every_route_answers_and_no_secret_leaks() {
         patched["config"]["rl"]["enabled"], true,
         "the mode and rl.enabled move together"
     );
-    assert_eq!(api.get("/api/status").await.1["mode"], "rl");
+    assert_eq!(
+        api.call(Method::GET, "/api/status", None).await.1["mode"],
+        "rl"
+    );
     let yaml = std::fs::read_to_string(h.home().join("config.yaml")).unwrap_or_default();
     assert!(yaml.contains("mode: rl"), "{yaml}");
     let (s, err) = api
-        .send(Method::PATCH, "/api/config", json!({"mode": "turbo"}))
+        .call(Method::PATCH, "/api/config", Some(json!({"mode": "turbo"})))
         .await;
     assert_eq!(s, 400);
     assert!(err["error"]["message"].as_str().unwrap().contains("turbo"));
     let (s, err) = api
-        .send(Method::PATCH, "/api/config", json!({"colour": "red"}))
+        .call(Method::PATCH, "/api/config", Some(json!({"colour": "red"})))
         .await;
     assert_eq!(
         (s.as_u16(), err["error"]["code"].as_str()),
@@ -463,10 +494,10 @@ async fn every_route_answers_and_no_secret_leaks() {
         "{err}"
     );
     let (s, err) = api
-        .send(
+        .call(
             Method::PATCH,
             "/api/config",
-            json!({"set": {"proxy.port": "many"}}),
+            Some(json!({"set": {"proxy.port": "many"}})),
         )
         .await;
     assert_eq!(
@@ -475,10 +506,10 @@ async fn every_route_answers_and_no_secret_leaks() {
     );
     assert_eq!(err["error"]["keys"], json!(["proxy.port"]));
     let (s, llm) = api
-        .send(
+        .call(
             Method::PATCH,
             "/api/config",
-            json!({"llm": {"api_key": "sk-new-secret-abcdefghijkl"}}),
+            Some(json!({"llm": {"api_key": "sk-new-secret-abcdefghijkl"}})),
         )
         .await;
     assert_eq!(s, 200);
@@ -486,19 +517,19 @@ async fn every_route_answers_and_no_secret_leaks() {
     assert_eq!(llm["restart_required"], false, "{llm}");
     bodies.push_str(&llm.to_string());
     let (s, conn) = api
-        .send(
+        .call(
             Method::POST,
             "/api/config/test-connection",
-            json!({"target": "llm"}),
+            Some(json!({"target": "llm"})),
         )
         .await;
     assert_eq!(s, 200);
     assert_eq!(conn["ok"], true, "{conn}");
     assert_eq!(
-        api.send(
+        api.call(
             Method::POST,
             "/api/config/test-connection",
-            json!({"target": "x"})
+            Some(json!({"target": "x"}))
         )
         .await
         .0,
@@ -522,11 +553,19 @@ async fn every_route_answers_and_no_secret_leaks() {
         assert_eq!(r.headers()["content-type"], "image/svg+xml");
         assert!(r.text().await.unwrap().starts_with("<svg"), "{chart}");
     }
-    assert_eq!(api.get("/api/charts/nope.svg").await.0, 404);
-    assert_eq!(api.get("/api/charts/reward.svg?theme=sepia").await.0, 400);
-    assert_eq!(api.get("/api/nope").await.0, 404);
+    assert_eq!(
+        api.call(Method::GET, "/api/charts/nope.svg", None).await.0,
+        404
+    );
+    assert_eq!(
+        api.call(Method::GET, "/api/charts/reward.svg?theme=sepia", None)
+            .await
+            .0,
+        400
+    );
+    assert_eq!(api.call(Method::GET, "/api/nope", None).await.0, 404);
 
-    let (s, doc) = api.get("/api/openapi.json").await;
+    let (s, doc) = api.call(Method::GET, "/api/openapi.json", None).await;
     assert_eq!(s, 200);
     assert!(doc["paths"]["/api/status"]["get"].is_object());
     // Secrets never come back, masked or not.
@@ -543,9 +582,9 @@ async fn every_route_answers_and_no_secret_leaks() {
 
 #[tokio::test]
 async fn openapi_lists_exactly_the_routes_that_exist() {
-    let (h, token) = setup().await;
-    let api = Api { h: &h, token };
-    let (_, doc) = api.get("/api/openapi.json").await;
+    let (h, _) = setup().await;
+    let api = h.api();
+    let (_, doc) = api.call(Method::GET, "/api/openapi.json", None).await;
     let paths = doc["paths"].as_object().unwrap();
     assert!(paths.len() >= 25);
     for (path, ops) in paths {
@@ -594,14 +633,14 @@ async fn openapi_lists_exactly_the_routes_that_exist() {
 #[tokio::test]
 async fn events_stream_delivers_turns_and_state_changes() {
     use futures_util::StreamExt;
-    let (h, token) = setup().await;
-    let api = Api { h: &h, token };
+    let (h, _) = setup().await;
+    let api = h.api();
     let resp = api.req(Method::GET, "/api/events").send().await.unwrap();
     let mut stream = resp.bytes_stream();
-    api.send(
+    api.call(
         Method::PATCH,
         "/api/config",
-        json!({"learning_paused": true}),
+        Some(json!({"learning_paused": true})),
     )
     .await;
     h.post("/v1/chat/completions")
@@ -630,16 +669,18 @@ async fn events_stream_delivers_turns_and_state_changes() {
 /// Settings → a new endpoint: the next request goes to the new upstream, with no restart.
 #[tokio::test]
 async fn an_endpoint_change_reaches_the_next_request_without_a_restart() {
-    let (h, token) = setup().await;
-    let api = Api { h: &h, token };
+    let (h, _) = setup().await;
+    let api = h.api();
     let second = metaclaw_tests::mock_upstream::MockUpstream::start()
         .await
         .unwrap();
     let (s, body) = api
-        .send(
+        .call(
             Method::PATCH,
             "/api/config",
-            json!({"set": {"llm.api_base": second.openai_base(), "llm.api_key": "second-key"}}),
+            Some(
+                json!({"set": {"llm.api_base": second.openai_base(), "llm.api_key": "second-key"}}),
+            ),
         )
         .await;
     assert_eq!(s, 200, "{body}");

@@ -4,7 +4,7 @@
 
 mod support;
 
-use reqwest::{Method, StatusCode};
+use reqwest::Method;
 use serde_json::{Value, json};
 use support::{Harness, PROXY_KEY};
 
@@ -12,56 +12,10 @@ use metaclaw_tests::mock_upstream::Behaviour;
 
 const CANDIDATE_KEY: &str = "sk-candidate-secret-0123456789";
 
-struct Api<'a> {
-    h: &'a Harness,
-    token: String,
-}
-
-impl<'a> Api<'a> {
-    fn new(h: &'a Harness) -> Self {
-        let token = std::fs::read_to_string(h.home().join("dashboard.token")).unwrap();
-        Api {
-            h,
-            token: token.trim().to_owned(),
-        }
-    }
-
-    async fn send(&self, method: Method, path: &str, body: Option<Value>) -> (StatusCode, Value) {
-        let mut req = self
-            .h
-            .client
-            .request(method, format!("{}{path}", self.h.base))
-            .bearer_auth(&self.token);
-        if let Some(body) = body {
-            req = req.json(&body);
-        }
-        let r = req.send().await.unwrap();
-        let status = r.status();
-        let text = r.text().await.unwrap();
-        assert!(
-            !text.contains(CANDIDATE_KEY),
-            "{path} echoed the key: {text}"
-        );
-        (status, serde_json::from_str(&text).unwrap_or(Value::Null))
-    }
-
-    async fn get(&self, path: &str) -> Value {
-        let (s, v) = self.send(Method::GET, path, None).await;
-        assert_eq!(s, 200, "{path}: {v}");
-        v
-    }
-
-    async fn post(&self, path: &str, body: Value) -> Value {
-        let (s, v) = self.send(Method::POST, path, Some(body)).await;
-        assert_eq!(s, 200, "{path}: {v}");
-        v
-    }
-}
-
 #[tokio::test]
 async fn presets_list_the_cloud_and_local_providers() {
     let h = Harness::start().await;
-    let api = Api::new(&h);
+    let api = h.api().never_echo(CANDIDATE_KEY);
     let p = api.get("/api/onboarding/presets").await;
     let find = |name: &str| {
         p["presets"]
@@ -110,7 +64,7 @@ async fn presets_list_the_cloud_and_local_providers() {
 #[tokio::test]
 async fn a_candidate_lists_its_models_and_answers_one_token() {
     let h = Harness::start().await;
-    let api = Api::new(&h);
+    let api = h.api().never_echo(CANDIDATE_KEY);
     let base = h.mock.openai_base();
     let models = api
         .post(
@@ -166,7 +120,7 @@ async fn a_candidate_lists_its_models_and_answers_one_token() {
 #[tokio::test]
 async fn a_refused_key_shows_the_status_and_the_providers_message() {
     let h = Harness::start().await;
-    let api = Api::new(&h);
+    let api = h.api().never_echo(CANDIDATE_KEY);
     h.mock.push(Behaviour::error_with(
         401,
         json!({"error": {"message": "Invalid Authentication", "type": "invalid_request_error"}}),
@@ -194,7 +148,7 @@ async fn a_refused_key_shows_the_status_and_the_providers_message() {
 #[tokio::test]
 async fn a_closed_port_and_a_silent_server_are_told_apart() {
     let h = Harness::start().await;
-    let api = Api::new(&h);
+    let api = h.api().never_echo(CANDIDATE_KEY);
     let closed = {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         l.local_addr().unwrap().port()
@@ -265,7 +219,7 @@ async fn a_closed_port_and_a_silent_server_are_told_apart() {
 #[tokio::test]
 async fn anthropic_is_tested_with_a_messages_request() {
     let h = Harness::start().await;
-    let api = Api::new(&h);
+    let api = h.api().never_echo(CANDIDATE_KEY);
     let base = h.mock.anthropic_base();
     let models = api
         .post(
@@ -291,7 +245,7 @@ async fn anthropic_is_tested_with_a_messages_request() {
 #[tokio::test]
 async fn bad_candidates_are_refused_with_a_reason() {
     let h = Harness::start().await;
-    let api = Api::new(&h);
+    let api = h.api().never_echo(CANDIDATE_KEY);
     for (path, body, needle) in [
         (
             "/api/onboarding/test",
@@ -314,7 +268,7 @@ async fn bad_candidates_are_refused_with_a_reason() {
             "colour",
         ),
     ] {
-        let (s, v) = api.send(Method::POST, path, Some(body)).await;
+        let (s, v) = api.call(Method::POST, path, Some(body)).await;
         assert_eq!(s, 400, "{path}: {v}");
         assert!(
             v["error"]["message"].as_str().unwrap().contains(needle),
@@ -330,7 +284,7 @@ async fn a_fresh_home_needs_onboarding_until_an_endpoint_is_saved() {
         c.llm = Default::default();
     })
     .await;
-    let api = Api::new(&h);
+    let api = h.api().never_echo(CANDIDATE_KEY);
     let status = api.get("/api/status").await;
     assert_eq!(status["needs_onboarding"], true, "{status}");
     assert_eq!(
@@ -384,7 +338,7 @@ async fn a_fresh_home_needs_onboarding_until_an_endpoint_is_saved() {
 #[tokio::test]
 async fn a_new_host_without_a_key_does_not_inherit_the_stored_one() {
     let h = Harness::start().await;
-    let api = Api::new(&h);
+    let api = h.api().never_echo(CANDIDATE_KEY);
     api.post(
         "/api/onboarding/endpoint",
         json!({"api_base": "http://127.0.0.1:11434/v1", "model": "qwen3"}),
@@ -401,7 +355,7 @@ async fn a_new_host_without_a_key_does_not_inherit_the_stored_one() {
 #[tokio::test]
 async fn agent_settings_name_the_proxy_and_its_key() {
     let h = Harness::start().await;
-    let api = Api::new(&h);
+    let api = h.api().never_echo(CANDIDATE_KEY);
     let a = api.get("/api/wiring/agents").await;
     let port = h.core().addr().port();
     assert_eq!(a["base_url"], format!("http://127.0.0.1:{port}/v1"));

@@ -260,6 +260,10 @@ pub struct RlConfig {
     /// A local `tokenizer.json` (or Kimi's `tiktoken.model`); empty = the model's hub repo,
     /// downloaded once into the home dir.
     pub tokenizer_path: String,
+    /// Where tokenizers are downloaded from: a Hugging Face hub or a mirror of it (such as
+    /// hf-mirror.com where huggingface.co is out of reach); empty = `HF_ENDPOINT`, else
+    /// huggingface.co.
+    pub tokenizer_hub_url: String,
     /// Tinker request encoding for forward_backward.
     pub wire_format: WireFormat,
     /// Save a resumable checkpoint every N steps.
@@ -297,6 +301,7 @@ impl Default for RlConfig {
             prm_max_new_tokens: 1024,
             renderer_name: String::new(),
             tokenizer_path: String::new(),
+            tokenizer_hub_url: String::new(),
             wire_format: WireFormat::default(),
             checkpoint_every: 5,
             save_weights_timeout_s: 200,

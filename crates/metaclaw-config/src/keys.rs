@@ -128,6 +128,7 @@ pub(crate) const KEYS: &[KeySpec] = &[
     key("rl.prm_max_new_tokens", Kind::Int, POSITIVE),
     key("rl.renderer_name", Kind::Str, STR),
     key("rl.tokenizer_path", Kind::Str, STR),
+    key("rl.tokenizer_hub_url", Kind::Str, URL),
     key("rl.wire_format", Kind::Choice(WireFormat::NAMES), CHOICE),
     key("rl.checkpoint_every", Kind::Int, POSITIVE),
     key("rl.save_weights_timeout_s", Kind::Int, POSITIVE),

@@ -667,7 +667,7 @@ pub(crate) async fn triggers(
             _ => continue,
         };
         let config = live.get();
-        if !config.skills.auto_evolve || config.learning_paused {
+        if !config.skills.enabled || !config.skills.auto_evolve || config.learning_paused {
             continue;
         }
         // A run for this session is under way: it will see these turns or the next trigger

@@ -22,6 +22,6 @@ pub mod wiring;
 pub use error::{CoreError, SkillError};
 pub use evolution::{Evolution, RunReport};
 pub use logging::{LogGuard, LogTarget, init_tracing};
-pub use metaclaw_store::EvolutionTrigger;
+pub use metaclaw_store::{EvolutionTrigger, return_memory_to_os};
 pub use runtime::{CoreOptions, LocalCore, RunningCore, open_local, shutdown_signal, start};
 pub use skills::{SkillInfo, SkillService};

@@ -22,8 +22,11 @@ pub(crate) fn service(
     live: &Arc<LiveConfig>,
 ) -> Arc<RlService> {
     let live = live.clone();
+    // The hub's own variables, as its tools read them (`rl.tokenizer_hub_url` wins).
+    let env = |name| std::env::var(name).ok().filter(|v: &String| !v.is_empty());
     let hub = HubConfig {
-        token: std::env::var("HF_TOKEN").ok().filter(|t| !t.is_empty()),
+        token: env("HF_TOKEN"),
+        base_url: env("HF_ENDPOINT").unwrap_or_else(|| HubConfig::default().base_url),
         ..HubConfig::default()
     };
     RlService::new(RlParts {

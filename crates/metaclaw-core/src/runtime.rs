@@ -20,7 +20,6 @@ use crate::health::{Health, healthz};
 use crate::live::LiveConfig;
 use crate::recording::RecordingHook;
 use crate::skills::{SkillInjector, SkillService};
-use metaclaw_skills::WatchGuard;
 
 pub struct CoreOptions {
     pub home: Home,
@@ -50,12 +49,11 @@ pub struct RunningCore {
     store: Arc<Store>,
     events: broadcast::Sender<Event>,
     proxy: ProxyState,
-    skills: Option<Arc<SkillService>>,
-    evolution: Option<Arc<Evolution>>,
+    skills: Arc<SkillService>,
+    evolution: Arc<Evolution>,
     scheduler: Arc<metaclaw_scheduler::Scheduler>,
     api: Api,
     _scheduler_tasks: metaclaw_scheduler::BackgroundTasks,
-    _watch: Option<WatchGuard>,
 }
 
 /// The parts of a core that hold state: everything but the listener and background work.
@@ -63,8 +61,9 @@ struct Parts {
     store: Arc<Store>,
     events: broadcast::Sender<Event>,
     live: Arc<LiveConfig>,
-    skills: Option<Arc<SkillService>>,
-    evolution: Option<Arc<Evolution>>,
+    /// Built whether or not `skills.enabled` is on, so the switch applies live.
+    skills: Arc<SkillService>,
+    evolution: Arc<Evolution>,
     scheduler: Arc<metaclaw_scheduler::Scheduler>,
     rl: Arc<metaclaw_rl::RlService>,
 }
@@ -84,21 +83,15 @@ impl Parts {
         let (events, _) = broadcast::channel(1024);
         let live = LiveConfig::new(config.clone(), home.config_path(), events.clone());
         let t_skills = std::time::Instant::now();
-        let skills = if config.skills.enabled {
-            Some(SkillService::new(config, home, store.clone())?)
-        } else {
-            None
-        };
+        let skills = SkillService::new(config, home, store.clone())?;
         let skills_ms = t_skills.elapsed().as_secs_f64() * 1e3;
-        let evolution = skills.as_ref().map(|service| {
-            Evolution::new(
-                config,
-                store.clone(),
-                service.clone(),
-                events.clone(),
-                clock.clone(),
-            )
-        });
+        let evolution = Evolution::new(
+            config,
+            store.clone(),
+            skills.clone(),
+            events.clone(),
+            clock.clone(),
+        );
         let t_scheduler = std::time::Instant::now();
         let scheduler = Arc::new(crate::scheduling::build(config, home, clock.clone()));
         let scheduler_ms = t_scheduler.elapsed().as_secs_f64() * 1e3;
@@ -220,23 +213,17 @@ pub async fn start(opts: CoreOptions) -> Result<RunningCore, CoreError> {
     )));
 
     let mut hooks: Vec<Arc<dyn TurnHook>> = Vec::new();
-    let mut watch = None;
-    if let Some(service) = skills {
-        watch = service.watch().unwrap_or_else(|e| {
-            tracing::warn!("skills hot reload is off: {e}");
-            None
-        });
-        hooks.push(Arc::new(SkillInjector {
-            service: service.clone(),
-        }));
+    if let Err(e) = skills.start_watching() {
+        tracing::warn!("skills hot reload is off: {e}");
     }
-    if let Some(evolution) = evolution {
-        background.push(tokio::spawn(crate::evolution::triggers(
-            evolution.clone(),
-            events.subscribe(),
-            live.clone(),
-        )));
-    }
+    hooks.push(Arc::new(SkillInjector {
+        service: skills.clone(),
+    }));
+    background.push(tokio::spawn(crate::evolution::triggers(
+        evolution.clone(),
+        events.subscribe(),
+        live.clone(),
+    )));
     // Sessions the previous run left open are closed now (recent ones go through the event
     // bus, so skill evolution sees them).
     // Read before the listener opens, so no session of this run is mistaken for one.
@@ -335,7 +322,6 @@ pub async fn start(opts: CoreOptions) -> Result<RunningCore, CoreError> {
         scheduler: scheduler.clone(),
         api,
         _scheduler_tasks: scheduler_tasks,
-        _watch: watch,
     })
 }
 
@@ -368,7 +354,7 @@ impl RunningCore {
 
     /// `None` when `skills.enabled` is false.
     pub fn skills(&self) -> Option<&Arc<SkillService>> {
-        self.skills.as_ref()
+        self.skills.is_enabled().then_some(&self.skills)
     }
 
     /// The OMLS scheduler (training windows).
@@ -378,7 +364,7 @@ impl RunningCore {
 
     /// Skill evolution and the review inbox; `None` when skills are off.
     pub fn evolution(&self) -> Option<&Arc<Evolution>> {
-        self.evolution.as_ref()
+        self.skills.is_enabled().then_some(&self.evolution)
     }
 
     /// A token that stops the core when cancelled (signal handlers hold a clone).
@@ -395,6 +381,7 @@ impl RunningCore {
     /// Stop accepting requests, let in-flight ones finish, and commit every recorded turn.
     pub async fn shutdown(self) -> Result<(), CoreError> {
         self.token.cancel();
+        self.skills.stop_watching();
         let served = self.server.await;
         for task in &self.background {
             task.abort();
@@ -463,8 +450,8 @@ async fn close_sessions_left_open(
 /// its settings. No restart. (The scheduler and the RL service follow the events themselves.)
 async fn apply_settings(
     proxy: ProxyState,
-    evolution: Option<Arc<Evolution>>,
-    skills: Option<Arc<SkillService>>,
+    evolution: Arc<Evolution>,
+    skills: Arc<SkillService>,
     mut rx: broadcast::Receiver<Event>,
     live: Arc<LiveConfig>,
 ) {
@@ -482,13 +469,9 @@ async fn apply_settings(
                         Err(e) => tracing::warn!("proxy settings not applied: {e}"),
                     }
                 }
-                if let Some(evolution) = &evolution {
-                    evolution.reconfigure(&config);
-                }
-                if let Some(skills) = &skills
-                    && let Err(e) = skills.reconfigure(&config)
-                {
-                    tracing::warn!("skill retrieval settings not applied: {e}");
+                evolution.reconfigure(&config);
+                if let Err(e) = skills.reconfigure(&config) {
+                    tracing::warn!("skill settings not applied: {e}");
                 }
             }
             Ok(_) => {}

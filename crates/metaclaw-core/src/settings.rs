@@ -73,17 +73,11 @@ pub struct Applied {
 
 /// Keys the running core only picks up after a restart. Every other key is applied live:
 /// read where it is used, or applied on `Event::ConfigChanged` (the proxy swaps its upstream,
-/// the evolver its endpoint, the retriever its settings, the scheduler its sources, and the RL
-/// service restarts in the background when its settings changed).
-const RESTART_KEYS: &[&str] = &[
-    // Where the daemon listens.
-    "proxy.host",
-    "proxy.port",
-    // Whether the skill library exists at all, and where its files are watched.
-    "skills.enabled",
-    "skills.dir",
-    "skills.include_bundled",
-];
+/// the evolver its endpoint, the skill library its switch, folder and retrieval settings, the
+/// scheduler its sources, and the RL service restarts in the background when its settings
+/// changed). Only where the daemon listens waits: moving the listener would cut off the
+/// dashboard and every wired agent in the middle of a change.
+const RESTART_KEYS: &[&str] = &["proxy.host", "proxy.port"];
 
 /// Whether a change to `key` applies to the running core without a restart.
 pub fn is_live(key: &str) -> bool {

@@ -3,7 +3,7 @@
 //! injects the result into main turns. The CLI and the dashboard call the same functions.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -13,7 +13,7 @@ use metaclaw_domain::TurnType;
 use metaclaw_proxy::{HookFuture, PreparedRequest, TurnContext, TurnHook};
 use metaclaw_skills::{
     Embedder, EmbeddingCache, Library, Mode, Retrieval, RetrievalConfig, SkillBook, SkillSource,
-    SkillState, Sources, States, WatchGuard,
+    SkillState, Sources, States,
 };
 use metaclaw_store::{StateChange, Store};
 use serde::Serialize;
@@ -65,6 +65,10 @@ pub struct SkillInfo {
 
 pub struct SkillService {
     book: Arc<SkillBook>,
+    /// `skills.enabled`: when off, nothing is injected or distilled and the skill operations
+    /// answer "skills are off"; the library stays loaded so turning it on is instant.
+    enabled: AtomicBool,
+    home: Home,
     store: Arc<Store>,
     /// Retrieval settings and the embeddings client: swapped as a whole by `reconfigure`.
     retrieval: ArcSwap<Retriever>,
@@ -120,6 +124,14 @@ impl Retriever {
     }
 }
 
+/// Where the library reads skills from, per the settings.
+fn sources(config: &Config, home: &Home) -> Sources {
+    Sources {
+        user_dir: Some(config.skills_dir(home)),
+        bundled: config.skills.include_bundled,
+    }
+}
+
 fn retrieval_config(config: &Config) -> RetrievalConfig {
     let s = &config.skills;
     RetrievalConfig {
@@ -143,13 +155,11 @@ impl SkillService {
         home: &Home,
         store: Arc<Store>,
     ) -> Result<Arc<SkillService>, CoreError> {
-        let sources = Sources {
-            user_dir: Some(config.skills_dir(home)),
-            bundled: config.skills.include_bundled,
-        };
         let retrieval = Retriever::new(config)?;
         let service = SkillService {
-            book: SkillBook::load(sources),
+            book: SkillBook::load(sources(config, home)),
+            enabled: AtomicBool::new(config.skills.enabled),
+            home: home.clone(),
             cache: LayeredCache {
                 memory: Mutex::default(),
                 store: store.clone(),
@@ -163,15 +173,29 @@ impl SkillService {
         Ok(Arc::new(service))
     }
 
-    /// Apply changed retrieval settings (mode, top-k, thresholds, budget, embeddings
-    /// endpoint) to the running service; requests in flight finish with the old ones.
+    /// Apply changed skill settings to the running service: on/off, the folder and the
+    /// bundled bank (the library is rebuilt and the watcher moves), and retrieval (mode,
+    /// top-k, thresholds, budget, embeddings endpoint). Requests in flight finish with the
+    /// library and settings they started with.
     pub fn reconfigure(&self, config: &Config) -> Result<(), CoreError> {
+        let enabled = config.skills.enabled;
+        if self.enabled.swap(enabled, Ordering::Relaxed) != enabled {
+            tracing::info!(enabled, "skills switched");
+        }
+        if self.book.set_sources(sources(config, &self.home))? {
+            tracing::info!(dir = %config.skills_dir(&self.home).display(), "skill sources applied");
+        }
         if self.retrieval.load().source == Retriever::source(config) {
             return Ok(());
         }
         self.retrieval.store(Arc::new(Retriever::new(config)?));
         tracing::info!("skill retrieval settings applied");
         Ok(())
+    }
+
+    /// `skills.enabled` as the running core applies it.
+    pub fn is_enabled(&self) -> bool {
+        self.enabled.load(Ordering::Relaxed)
     }
 
     pub fn library(&self) -> Arc<Library> {
@@ -195,9 +219,14 @@ impl SkillService {
         self.generation.store(generation, Ordering::Relaxed);
     }
 
-    /// Reload automatically when the user's skills folder changes.
-    pub fn watch(&self) -> Result<Option<WatchGuard>, CoreError> {
-        Ok(self.book.watch()?)
+    /// Reload automatically when the user's skills folder changes (the folder in use, also
+    /// after `skills.dir` changes), until [`SkillService::stop_watching`].
+    pub fn start_watching(&self) -> Result<(), CoreError> {
+        Ok(self.book.start_watching()?)
+    }
+
+    pub fn stop_watching(&self) {
+        self.book.stop_watching();
     }
 
     /// Re-read the switches from the database (another process may have changed them).
@@ -313,6 +342,9 @@ impl TurnHook for SkillInjector {
         request: &'a mut PreparedRequest,
     ) -> HookFuture<'a> {
         Box::pin(async move {
+            if !self.service.is_enabled() {
+                return;
+            }
             request.skill_generation = Some(self.service.generation());
             if ctx.turn_type != TurnType::Main {
                 return;

@@ -63,6 +63,14 @@ pub enum Event {
         status: String,
         progress: Option<f64>,
     },
+    /// The RL service moved through its start-up (`phase`: off, starting, serving, failed),
+    /// with what it is doing in words; while a tokenizer downloads, `progress` (0–1) moves
+    /// in steps of a tenth.
+    RlPhase {
+        phase: String,
+        message: Option<String>,
+        progress: Option<f64>,
+    },
     /// An approved change (approval, edit, rollback, undo) changed the skill library.
     SkillChanged {
         name: String,

@@ -86,6 +86,23 @@ impl TokenizerSource {
     }
 }
 
+/// How far the download of one tokenizer file has got (for a progress bar).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DownloadProgress {
+    /// The file's name in the repo (`tokenizer.json`).
+    pub file: String,
+    pub done_bytes: u64,
+    /// From `Content-Length`, when the hub sends one.
+    pub total_bytes: Option<u64>,
+}
+
+/// Called as a download advances: at its start, then at most every [`PROGRESS_STEP`] bytes,
+/// and at its end.
+pub type OnProgress<'a> = &'a (dyn Fn(DownloadProgress) + Send + Sync);
+
+/// Bytes between two progress reports (a tokenizer.json is 5–15 MB).
+pub const PROGRESS_STEP: u64 = 256 * 1024;
+
 /// Loads the tokenizer for `model`: from `local_path` when given (a `tokenizer.json`, a
 /// `tiktoken.model` next to its `tokenizer_config.json`, or a directory holding either),
 /// otherwise from the hub through the cache. Cached files are used without any network access.
@@ -95,6 +112,17 @@ pub async fn load_tokenizer(
     cache_dir: &Path,
     hub: &HubConfig,
 ) -> Result<Arc<Tokenizer>, RenderError> {
+    load_tokenizer_reporting(model, local_path, cache_dir, hub, &|_| {}).await
+}
+
+/// [`load_tokenizer`], telling `progress` how each file that has to be downloaded advances.
+pub async fn load_tokenizer_reporting(
+    model: &str,
+    local_path: Option<&Path>,
+    cache_dir: &Path,
+    hub: &HubConfig,
+    progress: OnProgress<'_>,
+) -> Result<Arc<Tokenizer>, RenderError> {
     let (files, format, name) = match local_path {
         Some(path) => {
             let (files, format) = local_files(path)?;
@@ -102,7 +130,7 @@ pub async fn load_tokenizer(
         }
         None => {
             let source = TokenizerSource::for_model(model);
-            let files = fetch_files(&source, cache_dir, hub).await?;
+            let files = fetch_files(&source, cache_dir, hub, progress).await?;
             (files, source.format, source.repo)
         }
     };
@@ -153,6 +181,7 @@ async fn fetch_files(
     source: &TokenizerSource,
     cache_dir: &Path,
     hub: &HubConfig,
+    progress: OnProgress<'_>,
 ) -> Result<Vec<PathBuf>, RenderError> {
     let revision = hub.revision.as_deref().unwrap_or("main");
     if !safe_component(&source.repo) || !safe_component(revision) {
@@ -179,7 +208,7 @@ async fn fetch_files(
                 ))
                 .unwrap_or_default()
             });
-            download(client, &url, hub.token.as_deref(), &path).await?;
+            download(client, &url, hub.token.as_deref(), &path, file, progress).await?;
         }
         paths.push(path);
     }
@@ -187,13 +216,17 @@ async fn fetch_files(
 }
 
 /// Downloads to a temporary file next to `dest` and renames it into place, so a crash or a
-/// concurrent loader never sees a half-written tokenizer.
+/// concurrent loader never sees a half-written tokenizer. The body is written as it arrives.
 async fn download(
     client: &reqwest::Client,
     url: &str,
     token: Option<&str>,
     dest: &Path,
+    file: &str,
+    progress: OnProgress<'_>,
 ) -> Result<(), RenderError> {
+    use tokio::io::AsyncWriteExt;
+
     tracing::info!(%url, "downloading tokenizer file");
     let failed = |reason: String| RenderError::DownloadFailed {
         url: url.to_owned(),
@@ -211,7 +244,15 @@ async fn download(
             status: status.as_u16(),
         });
     }
-    let body = response.bytes().await.map_err(|e| failed(e.to_string()))?;
+    let total_bytes = response.content_length();
+    let report = |done_bytes: u64| {
+        progress(DownloadProgress {
+            file: file.to_owned(),
+            done_bytes,
+            total_bytes,
+        })
+    };
+    report(0);
 
     let io = |path: &Path| {
         let path = path.to_path_buf();
@@ -228,7 +269,36 @@ async fn download(
         std::process::id(),
         NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
     ));
-    tokio::fs::write(&tmp, &body).await.map_err(io(&tmp))?;
+    let written = async {
+        let mut out = tokio::fs::File::create(&tmp).await.map_err(io(&tmp))?;
+        let mut response = response;
+        let (mut done, mut reported) = (0u64, 0u64);
+        while let Some(chunk) = response.chunk().await.map_err(|e| failed(e.to_string()))? {
+            out.write_all(&chunk).await.map_err(io(&tmp))?;
+            done += chunk.len() as u64;
+            if done - reported >= PROGRESS_STEP {
+                reported = done;
+                report(done);
+            }
+        }
+        out.flush().await.map_err(io(&tmp))?;
+        if let Some(total) = total_bytes
+            && done != total
+        {
+            return Err(failed(format!(
+                "the download ended after {done} of {total} bytes"
+            )));
+        }
+        if reported != done {
+            report(done);
+        }
+        Ok(())
+    }
+    .await;
+    if let Err(e) = written {
+        let _ = tokio::fs::remove_file(&tmp).await;
+        return Err(e);
+    }
     if let Err(e) = tokio::fs::rename(&tmp, dest).await {
         let _ = tokio::fs::remove_file(&tmp).await;
         return Err(io(dest)(e));

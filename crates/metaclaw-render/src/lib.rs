@@ -21,8 +21,8 @@ mod typescript;
 
 pub use error::RenderError;
 pub use hub::{
-    DEFAULT_HUB_URL, HubConfig, LLAMA3_TOKENIZER_REPO, TokenizerFormat, TokenizerSource,
-    load_tokenizer, strip_model_suffix,
+    DEFAULT_HUB_URL, DownloadProgress, HubConfig, LLAMA3_TOKENIZER_REPO, OnProgress, PROGRESS_STEP,
+    TokenizerFormat, TokenizerSource, load_tokenizer, load_tokenizer_reporting, strip_model_suffix,
 };
 pub use kimi::DEFAULT_SYSTEM_PROMPT as KIMI_DEFAULT_SYSTEM_PROMPT;
 pub use message::{ChatMessage, Role, ToolCall, ToolSpec, messages_from_openai, tools_from_openai};

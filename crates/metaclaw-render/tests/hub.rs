@@ -10,8 +10,9 @@ use std::sync::{Arc, Mutex};
 use axum::Router;
 use axum::http::{HeaderMap, StatusCode, Uri};
 use metaclaw_render::{
-    HubConfig, RenderError, Renderer, RendererKind, TokenizerFormat, TokenizerSource,
-    load_tokenizer, write_kimi_tiktoken, write_test_tokenizer_json,
+    HubConfig, PROGRESS_STEP, RenderError, Renderer, RendererKind, TokenizerFormat,
+    TokenizerSource, load_tokenizer, load_tokenizer_reporting, write_kimi_tiktoken,
+    write_test_tokenizer_json,
 };
 
 #[derive(Default)]
@@ -138,6 +139,52 @@ async fn downloads_once_then_uses_the_cache_offline() {
     load_tokenizer("Qwen/Qwen3-8B", None, cache.path(), &hub)
         .await
         .unwrap();
+}
+
+#[tokio::test]
+async fn a_download_reports_its_progress_from_zero_to_the_whole_file() {
+    // Real tokenizer files are megabytes: pad a small one (JSON allows trailing whitespace).
+    let mut body = tokenizer_json_bytes(RendererKind::Qwen3);
+    body.resize(body.len() + 3 * PROGRESS_STEP as usize + 1000, b' ');
+    let len = body.len() as u64;
+    let files = HashMap::from([(
+        "/Qwen/Qwen3-8B/resolve/main/tokenizer.json".to_owned(),
+        body,
+    )]);
+    let server = Server::start(files).await;
+    let cache = tempfile::tempdir().unwrap();
+    let seen = Mutex::new(Vec::new());
+    load_tokenizer_reporting(
+        "Qwen/Qwen3-8B",
+        None,
+        cache.path(),
+        &server.config(),
+        &|p| seen.lock().unwrap().push(p),
+    )
+    .await
+    .unwrap();
+    let seen = seen.into_inner().unwrap();
+    assert!(seen.iter().all(|p| p.file == "tokenizer.json"));
+    assert!(seen.iter().all(|p| p.total_bytes == Some(len)), "{seen:?}");
+    let done: Vec<u64> = seen.iter().map(|p| p.done_bytes).collect();
+    assert_eq!(done.first(), Some(&0));
+    assert_eq!(done.last(), Some(&len));
+    assert!(done.windows(2).all(|w| w[0] < w[1]), "{done:?}");
+    assert!(done.len() >= 4, "a report per step: {done:?}");
+
+    // From the cache: nothing to download, nothing reported.
+    let again = Mutex::new(0);
+    load_tokenizer_reporting(
+        "Qwen/Qwen3-8B",
+        None,
+        cache.path(),
+        &server.config(),
+        &|_| *again.lock().unwrap() += 1,
+    )
+    .await
+    .unwrap();
+    assert_eq!(*again.lock().unwrap(), 0);
+    server.stop().await;
 }
 
 #[tokio::test]

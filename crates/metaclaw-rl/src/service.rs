@@ -56,11 +56,43 @@ pub enum Phase {
     Failed,
 }
 
+impl Phase {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Phase::Off => "off",
+            Phase::Starting => "starting",
+            Phase::Serving => "serving",
+            Phase::Failed => "failed",
+        }
+    }
+}
+
+/// A start-up step that takes a while and can say how far it is (the tokenizer download).
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize, schemars::JsonSchema)]
+pub struct StartupProgress {
+    /// What is being fetched (`tokenizer.json of Qwen/Qwen3-8B`).
+    pub what: String,
+    pub done_bytes: u64,
+    /// Unknown when the server sends no length.
+    pub total_bytes: Option<u64>,
+}
+
+impl StartupProgress {
+    /// Share done, when the total is known.
+    pub fn fraction(&self) -> Option<f64> {
+        self.total_bytes
+            .filter(|t| *t > 0)
+            .map(|t| (self.done_bytes as f64 / t as f64).min(1.0))
+    }
+}
+
 #[derive(Debug, Clone, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct RlStatus {
     pub mode: Mode,
     pub phase: Phase,
     pub message: Option<String>,
+    /// The step under way while starting, when it can tell how far it is.
+    pub progress: Option<StartupProgress>,
     /// Settings RL needs that are missing.
     pub missing: Vec<String>,
     pub warnings: Vec<String>,
@@ -127,6 +159,7 @@ fn fingerprint(c: &Config) -> Value {
 struct PhaseState {
     phase: Phase,
     message: Option<String>,
+    progress: Option<StartupProgress>,
     /// When the phase was entered (a failed start-up is retried after [`START_RETRY`]).
     since: std::time::Instant,
 }
@@ -142,6 +175,7 @@ impl RlService {
             phase: std::sync::Mutex::new(PhaseState {
                 phase: Phase::Off,
                 message: None,
+                progress: None,
                 since: std::time::Instant::now(),
             }),
             gate: tokio::sync::Mutex::new(()),
@@ -196,17 +230,60 @@ impl RlService {
         self.phase.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// Enter a phase (or a new step of it) and tell the event bus, so the tray and the
+    /// Training page follow start-up as it happens without asking.
     fn set_phase(&self, phase: Phase, message: Option<String>) {
-        *self.lock_phase() = PhaseState {
-            phase,
+        {
+            let mut state = self.lock_phase();
+            let same = state.phase == phase && state.message == message;
+            *state = PhaseState {
+                phase,
+                message: message.clone(),
+                progress: None,
+                since: std::time::Instant::now(),
+            };
+            if same {
+                return;
+            }
+        }
+        let _ = self.parts.events.send(Event::RlPhase {
+            phase: phase.as_str().to_owned(),
             message,
-            since: std::time::Instant::now(),
+            progress: None,
+        });
+    }
+
+    /// A download advanced: kept for the status; the event bus hears of it every tenth.
+    fn set_progress(&self, progress: StartupProgress) {
+        let (message, tenth) = {
+            let mut state = self.lock_phase();
+            let before = state
+                .progress
+                .as_ref()
+                .and_then(StartupProgress::fraction)
+                .map(|f| (f * 10.0).floor() as i64);
+            let now = progress.fraction().map(|f| (f * 10.0).floor() as i64);
+            let first = state.progress.is_none();
+            state.progress = Some(progress.clone());
+            if !first && before == now {
+                return;
+            }
+            (state.message.clone(), progress.fraction())
         };
+        let _ = self.parts.events.send(Event::RlPhase {
+            phase: Phase::Starting.as_str().to_owned(),
+            message,
+            progress: tenth,
+        });
     }
 
     fn phase(&self) -> (Phase, Option<String>) {
         let state = self.lock_phase();
         (state.phase, state.message.clone())
+    }
+
+    fn progress(&self) -> Option<StartupProgress> {
+        self.lock_phase().progress.clone()
     }
 
     /// The policy, when it is serving.
@@ -358,21 +435,34 @@ impl RlService {
                 .map_err(|e| RlError::Config(format!("rl.renderer_name: {e}")))?
         };
         let local = (!c.rl.tokenizer_path.is_empty()).then(|| PathBuf::from(&c.rl.tokenizer_path));
+        let mut hub = self.parts.hub.clone();
+        if !c.rl.tokenizer_hub_url.is_empty() {
+            hub.base_url = c.rl.tokenizer_hub_url.clone();
+        }
         self.set_phase(
             Phase::Starting,
             Some(match &local {
                 Some(path) => format!("loading the tokenizer from {}", path.display()),
                 None => format!(
-                    "loading the tokenizer of {model} (downloaded from the Hugging Face hub the \
-                     first time)"
+                    "loading the tokenizer of {model} (downloaded the first time from {})",
+                    hub.base_url
                 ),
             }),
         );
-        let tokenizer = metaclaw_render::load_tokenizer(
+        let source = metaclaw_render::TokenizerSource::for_model(&model).repo;
+        let on_progress = |p: metaclaw_render::DownloadProgress| {
+            self.set_progress(StartupProgress {
+                what: format!("{} of {source}", p.file),
+                done_bytes: p.done_bytes,
+                total_bytes: p.total_bytes,
+            })
+        };
+        let tokenizer = metaclaw_render::load_tokenizer_reporting(
             &model,
             local.as_deref(),
             &self.parts.tokenizer_cache,
-            &self.parts.hub,
+            &hub,
+            &on_progress,
         )
         .await
         .map_err(|e| RlError::Render(e.to_string()))?;
@@ -507,6 +597,7 @@ impl RlService {
                 Phase::Off
             },
             message,
+            progress: self.progress(),
             missing: readiness::missing(&c)
                 .iter()
                 .map(ToString::to_string)

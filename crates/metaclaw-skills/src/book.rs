@@ -18,7 +18,11 @@ use crate::library::{Library, Sources};
 
 pub struct SkillBook {
     current: ArcSwap<Library>,
-    sources: Sources,
+    /// Where skills come from; replaced when the user changes `skills.dir` or
+    /// `skills.include_bundled` (see [`SkillBook::set_sources`]).
+    sources: ArcSwap<Sources>,
+    /// The watcher [`SkillBook::start_watching`] keeps, moved to a new folder with the sources.
+    watcher: Mutex<Option<WatchGuard>>,
     /// What the user's folder looked like when the current library was read.
     on_disk: Mutex<Fingerprint>,
     reloads: AtomicU64,
@@ -81,7 +85,8 @@ impl SkillBook {
         }
         Arc::new(SkillBook {
             current: ArcSwap::from_pointee(library),
-            sources,
+            sources: ArcSwap::from_pointee(sources),
+            watcher: Mutex::new(None),
             on_disk: Mutex::new(on_disk),
             reloads: AtomicU64::new(0),
             batches: AtomicU64::new(0),
@@ -93,8 +98,39 @@ impl SkillBook {
         self.current.load_full()
     }
 
-    pub fn sources(&self) -> &Sources {
-        &self.sources
+    pub fn sources(&self) -> Arc<Sources> {
+        self.sources.load_full()
+    }
+
+    /// Read skills from somewhere else from now on: the library is rebuilt from the new
+    /// sources and swapped in whole, and a running watcher moves to the new folder.
+    /// Returns whether anything changed.
+    pub fn set_sources(self: &Arc<Self>, sources: Sources) -> Result<bool> {
+        if *self.sources.load_full() == sources {
+            return Ok(false);
+        }
+        self.sources.store(Arc::new(sources));
+        self.reload();
+        let mut watcher = self.watcher.lock().unwrap_or_else(|p| p.into_inner());
+        if watcher.is_some() {
+            // The old folder's watcher stops before the new one starts.
+            *watcher = None;
+            *watcher = self.watch()?;
+        }
+        Ok(true)
+    }
+
+    /// Like [`SkillBook::watch`], but the book keeps the watcher (and moves it when the
+    /// sources change) until [`SkillBook::stop_watching`].
+    pub fn start_watching(self: &Arc<Self>) -> Result<()> {
+        let mut watcher = self.watcher.lock().unwrap_or_else(|p| p.into_inner());
+        *watcher = None;
+        *watcher = self.watch()?;
+        Ok(())
+    }
+
+    pub fn stop_watching(&self) {
+        *self.watcher.lock().unwrap_or_else(|p| p.into_inner()) = None;
     }
 
     /// How many times the library was rebuilt since it was loaded.
@@ -110,7 +146,7 @@ impl SkillBook {
     /// Re-read every source and swap the result in (after a change this process made).
     pub fn reload(&self) {
         let mut on_disk = self.on_disk.lock().unwrap_or_else(|p| p.into_inner());
-        *on_disk = Fingerprint::of(self.sources.user_dir.as_deref());
+        *on_disk = Fingerprint::of(self.sources.load().user_dir.as_deref());
         self.rebuild();
     }
 
@@ -118,7 +154,7 @@ impl SkillBook {
     /// built from.
     fn reload_if_changed(&self) -> bool {
         let mut on_disk = self.on_disk.lock().unwrap_or_else(|p| p.into_inner());
-        let now = Fingerprint::of(self.sources.user_dir.as_deref());
+        let now = Fingerprint::of(self.sources.load().user_dir.as_deref());
         if now == *on_disk {
             return false;
         }
@@ -128,7 +164,7 @@ impl SkillBook {
     }
 
     fn rebuild(&self) {
-        let library = Library::load(&self.sources);
+        let library = Library::load(&self.sources.load());
         self.reloads.fetch_add(1, Ordering::Relaxed);
         tracing::info!(
             skills = library.len(),
@@ -140,7 +176,7 @@ impl SkillBook {
 
     /// Reload (debounced) whenever a file under the user's skills folder changes.
     pub fn watch(self: &Arc<Self>) -> Result<Option<WatchGuard>> {
-        let Some(dir) = self.sources.user_dir.clone() else {
+        let Some(dir) = self.sources.load().user_dir.clone() else {
             return Ok(None);
         };
         std::fs::create_dir_all(&dir).map_err(|source| SkillsError::Io {
@@ -234,7 +270,7 @@ mod tests {
         // Reads as the reload itself does them: each open and read is a watcher event.
         for _ in 0..20 {
             std::fs::read_to_string(&file).unwrap();
-            drop(Library::load(book.sources()));
+            drop(Library::load(&book.sources()));
         }
         wait_until("the watcher to see the reads", || book.watch_batches() >= 1);
         assert_eq!(book.reloads(), 0, "reads alone reloaded the library");
@@ -260,6 +296,38 @@ mod tests {
                 .get("brew-coffee")
                 .is_some_and(|s| s.body.contains("extra-fine"))
         });
+    }
+
+    #[test]
+    fn new_sources_rebuild_the_library_and_move_the_watcher() {
+        let old = tempfile::tempdir().unwrap();
+        let new = tempfile::tempdir().unwrap();
+        let book = book_over(old.path());
+        book.start_watching().unwrap();
+        let before = book.library();
+
+        let changed = book
+            .set_sources(Sources {
+                user_dir: Some(new.path().to_owned()),
+                bundled: true,
+            })
+            .unwrap();
+        assert!(changed);
+        assert!(!book.library().is_empty(), "the bundled bank is in");
+        assert!(before.is_empty(), "a snapshot taken earlier never changes");
+        let same = book.sources().as_ref().clone();
+        assert!(
+            !book.set_sources(same).unwrap(),
+            "the same sources change nothing"
+        );
+
+        // The watcher now follows the new folder.
+        std::fs::create_dir_all(new.path().join("brew-coffee")).unwrap();
+        std::fs::write(new.path().join("brew-coffee/SKILL.md"), COFFEE).unwrap();
+        wait_until("the skill in the new folder", || {
+            book.library().get("brew-coffee").is_some()
+        });
+        book.stop_watching();
     }
 
     #[test]

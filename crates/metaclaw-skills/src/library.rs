@@ -11,7 +11,7 @@ use crate::lint::{self, Finding, Level};
 use crate::skill::{Skill, SkillSource};
 
 /// Where skills come from.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Sources {
     /// `skills.dir`; skills here win over bundled ones with the same name.
     pub user_dir: Option<PathBuf>,

@@ -109,7 +109,7 @@ pub(crate) fn estimate(value: &Value) -> usize {
 }
 
 /// Hand pages the allocator keeps after a burst back to the OS (glibc keeps them otherwise).
-pub(crate) fn return_memory_to_os() {
+pub fn return_memory_to_os() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: malloc_trim only walks the allocator's own free lists; it takes no pointers and
     // is safe to call from any thread at any time.

@@ -35,7 +35,7 @@ mod turns;
 mod versions;
 mod writer;
 
-pub use backlog::{Backlog, DEFAULT_LIMIT_BYTES};
+pub use backlog::{Backlog, DEFAULT_LIMIT_BYTES, return_memory_to_os};
 pub use enums::ParseEnumError;
 pub use error::{Result, StoreError};
 pub use evolution_runs::{EvolutionRunRow, EvolutionRunStatus, EvolutionTrigger, NewEvolutionRun};

@@ -135,3 +135,88 @@ impl Harness {
         self.mock.stop().await;
     }
 }
+
+/// The dashboard's `/api`, called as a browser or the CLI would, with the install's token.
+pub struct ApiClient<'a> {
+    h: &'a Harness,
+    token: String,
+    /// Text no answer may contain (a key the test handed in).
+    never_echo: Vec<String>,
+}
+
+impl Harness {
+    pub fn api(&self) -> ApiClient<'_> {
+        let token = std::fs::read_to_string(self.home().join("dashboard.token")).unwrap();
+        ApiClient {
+            h: self,
+            token: token.trim().to_owned(),
+            never_echo: Vec::new(),
+        }
+    }
+}
+
+impl ApiClient<'_> {
+    /// Every answer is checked not to contain `secret`.
+    pub fn never_echo(mut self, secret: &str) -> Self {
+        self.never_echo.push(secret.to_owned());
+        self
+    }
+
+    pub fn req(&self, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
+        self.h
+            .client
+            .request(method, format!("{}{path}", self.h.base))
+            .bearer_auth(&self.token)
+    }
+
+    /// Any call; the body is JSON when it parses (`Null` otherwise).
+    pub async fn call(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<serde_json::Value>,
+    ) -> (reqwest::StatusCode, serde_json::Value) {
+        let mut req = self.req(method, path);
+        if let Some(body) = body {
+            req = req.json(&body);
+        }
+        let r = req.send().await.unwrap();
+        let status = r.status();
+        let text = r.text().await.unwrap();
+        for secret in &self.never_echo {
+            assert!(!text.contains(secret), "{path} echoed a secret: {text}");
+        }
+        (
+            status,
+            serde_json::from_str(&text).unwrap_or(serde_json::Value::Null),
+        )
+    }
+
+    /// GET that must succeed.
+    pub async fn get(&self, path: &str) -> serde_json::Value {
+        let (status, v) = self.call(reqwest::Method::GET, path, None).await;
+        assert_eq!(status, 200, "GET {path}: {v}");
+        v
+    }
+
+    /// POST that must succeed.
+    pub async fn post(&self, path: &str, body: serde_json::Value) -> serde_json::Value {
+        let (status, v) = self.call(reqwest::Method::POST, path, Some(body)).await;
+        assert_eq!(status, 200, "POST {path}: {v}");
+        v
+    }
+
+    /// PATCH one key through the settings path; the answer must not ask for a restart.
+    pub async fn set(&self, key: &str, value: serde_json::Value) -> serde_json::Value {
+        let (status, v) = self
+            .call(
+                reqwest::Method::PATCH,
+                "/api/config",
+                Some(serde_json::json!({"set": {key: value}})),
+            )
+            .await;
+        assert_eq!(status, 200, "set {key}: {v}");
+        assert_eq!(v["restart_required"], false, "{key}: {v}");
+        v
+    }
+}

@@ -951,6 +951,7 @@ export interface components {
              *       "prm_max_new_tokens": 1024,
              *       "renderer_name": "",
              *       "tokenizer_path": "",
+             *       "tokenizer_hub_url": "",
              *       "wire_format": "auto",
              *       "checkpoint_every": 5,
              *       "save_weights_timeout_s": 200,
@@ -1240,6 +1241,13 @@ export interface components {
             /** Format: uint64 */
             step: number;
             status: string;
+            /** Format: double */
+            progress: number | null;
+        } | {
+            /** @constant */
+            type: "rl_phase";
+            phase: string;
+            message: string | null;
             /** Format: double */
             progress: number | null;
         } | {
@@ -1660,6 +1668,13 @@ export interface components {
              */
             tokenizer_path: string;
             /**
+             * @description Where tokenizers are downloaded from: a Hugging Face hub or a mirror of it (such as
+             *     hf-mirror.com where huggingface.co is out of reach); empty = `HF_ENDPOINT`, else
+             *     huggingface.co.
+             * @default
+             */
+            tokenizer_hub_url: string;
+            /**
              * @description Tinker request encoding for forward_backward.
              * @default auto
              */
@@ -1691,6 +1706,8 @@ export interface components {
             mode: components["schemas"]["Mode"];
             phase: components["schemas"]["Phase"];
             message: string | null;
+            /** @description The step under way while starting, when it can tell how far it is. */
+            progress: components["schemas"]["StartupProgress"] | null;
             /** @description Settings RL needs that are missing. */
             missing: string[];
             warnings: string[];
@@ -2109,6 +2126,18 @@ export interface components {
             idle: components["schemas"]["IdleStatus"];
             calendar: components["schemas"]["CalendarStatus"];
         };
+        /** @description A start-up step that takes a while and can say how far it is (the tokenizer download). */
+        StartupProgress: {
+            /** @description What is being fetched (`tokenizer.json of Qwen/Qwen3-8B`). */
+            what: string;
+            /** Format: uint64 */
+            done_bytes: number;
+            /**
+             * Format: uint64
+             * @description Unknown when the server sends no length.
+             */
+            total_bytes: number | null;
+        };
         Status: {
             version: string;
             /** Format: uint32 */
@@ -2431,6 +2460,7 @@ export type SkillsConfig = components['schemas']['SkillsConfig'];
 export type SleepStatus = components['schemas']['SleepStatus'];
 export type SourceProblem = components['schemas']['SourceProblem'];
 export type SourcesStatus = components['schemas']['SourcesStatus'];
+export type StartupProgress = components['schemas']['StartupProgress'];
 export type Status = components['schemas']['Status'];
 export type StepOutcome = components['schemas']['StepOutcome'];
 export type TestTarget = components['schemas']['TestTarget'];

@@ -9,6 +9,7 @@ export type EventType =
   | "skill_changed"
   | "evolution_failed"
   | "training"
+  | "rl"
   | "state";
 
 export const EVENT_TYPES: EventType[] = [
@@ -19,6 +20,7 @@ export const EVENT_TYPES: EventType[] = [
   "skill_changed",
   "evolution_failed",
   "training",
+  "rl",
   "state",
 ];
 

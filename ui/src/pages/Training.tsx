@@ -190,6 +190,10 @@ function Chart(props: { name: ChartName; title: string; alt: string; theme: "lig
   );
 }
 
+function megabytes(bytes: number): string {
+  return `${(bytes / 1e6).toFixed(1)} MB`;
+}
+
 const PHASE_LABEL: Record<string, string> = { off: "Off", starting: "Starting", serving: "Serving", failed: "Failed" };
 
 /** What the RL service is doing: its start-up steps as they happen (tokenizer, Tinker
@@ -202,10 +206,11 @@ function RlStartup() {
   useEffect(() => {
     if (phase) void status.reload();
   }, [phase]);
-  useLive(["state", "training"], () => void rl.reload());
+  // Each start-up step is an "rl" event; while starting, a download's bytes move between
+  // events, so the bar is re-read each second then (and never when nothing starts).
+  useLive(["state", "training", "rl"], () => void rl.reload());
   useEffect(() => {
-    // Start-up steps change faster than any event says: follow them while starting.
-    if (phase === "serving" || phase === "failed") return;
+    if (phase !== "starting") return;
     const t = setInterval(() => void rl.reload(), 1000);
     return () => clearInterval(t);
   }, [phase]);
@@ -224,6 +229,19 @@ function RlStartup() {
             : r.message || (r.phase === "off" ? "Waiting to start." : "")}
         </span>
       </p>
+      {r.phase === "starting" && r.progress && (
+        <div data-testid="rl-download">
+          <Progress
+            value={r.progress.total_bytes ? r.progress.done_bytes / r.progress.total_bytes : null}
+            label={`Downloading ${r.progress.what}`}
+            testid="rl-download-progress"
+          />
+          <p class="muted small">
+            Downloading {r.progress.what}: {megabytes(r.progress.done_bytes)}
+            {r.progress.total_bytes ? ` of ${megabytes(r.progress.total_bytes)}` : ""}
+          </p>
+        </div>
+      )}
       {r.missing.length > 0 && (
         <p class="muted small">
           Missing: {r.missing.join("; ")} — <a href={href("settings")}>Settings</a>

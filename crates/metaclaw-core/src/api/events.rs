@@ -21,6 +21,7 @@ fn name(e: &Event) -> &'static str {
         Event::SkillChanged { .. } => "skill_changed",
         Event::ConfigChanged => "state",
         Event::Training { .. } => "training",
+        Event::RlPhase { .. } => "rl",
     }
 }
 

@@ -38,8 +38,8 @@ use crate::skills::SkillService;
 /// What the operations work on: the parts of one core.
 pub(crate) struct ApiParts {
     pub store: Arc<Store>,
-    pub skills: Option<Arc<SkillService>>,
-    pub evolution: Option<Arc<Evolution>>,
+    pub skills: Arc<SkillService>,
+    pub evolution: Arc<Evolution>,
     pub events: broadcast::Sender<Event>,
     pub live: Arc<LiveConfig>,
     pub home: Home,
@@ -94,20 +94,20 @@ impl Api {
         self.0.parts.addr
     }
 
+    /// The skill library, unless `skills.enabled` is off.
     pub(crate) fn skills(&self) -> Result<&Arc<SkillService>, ApiError> {
-        self.0
-            .parts
-            .skills
-            .as_ref()
-            .ok_or_else(|| SkillError::Off.into())
+        let parts = &self.0.parts;
+        if parts.skills.is_enabled() {
+            Ok(&parts.skills)
+        } else {
+            Err(SkillError::Off.into())
+        }
     }
 
+    /// Skill evolution and the review inbox, unless `skills.enabled` is off.
     pub(crate) fn evolution(&self) -> Result<&Arc<Evolution>, ApiError> {
-        self.0
-            .parts
-            .evolution
-            .as_ref()
-            .ok_or_else(|| SkillError::Off.into())
+        self.skills()?;
+        Ok(&self.0.parts.evolution)
     }
 
     pub(crate) fn parts(&self) -> &ApiParts {

@@ -96,11 +96,7 @@ impl Operation for GetStatus {
             None => 0,
         };
         let pending = store.proposal_count(ProposalStatus::Pending)?;
-        let skills = api
-            .parts()
-            .skills
-            .as_ref()
-            .map_or(0, |svc| svc.library().len() as u64);
+        let skills = api.skills().map_or(0, |svc| svc.library().len() as u64);
         let current = store
             .current_training_step()?
             .filter(|s| s.status == TrainingStatus::Running);
