@@ -49,8 +49,11 @@ fn follow(store: &Store, session: &str, turn: &str, correction: bool, tool_error
     store.flush().unwrap();
 }
 
+/// (skill, arm) → turns, bad, thumbs down, judged bad, corrected, tool errors.
+type Recount = HashMap<(String, String), [i64; 6]>;
+
 /// The same counts computed from the log, ignoring the triggers' tables.
-fn recount(path: &Path) -> (HashMap<(String, String), [i64; 6]>, (i64, i64)) {
+fn recount(path: &Path) -> (Recount, (i64, i64)) {
     let c = rusqlite::Connection::open(path).unwrap();
     let bad = "(coalesce(f.rating = -1, 0) OR coalesce(v.verdict = -1, 0)
                 OR coalesce(o.corrected, 0) OR coalesce(o.tool_error, 0))";
