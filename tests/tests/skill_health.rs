@@ -447,7 +447,7 @@ async fn corrected_skill_is_flagged_and_revised_helpful_one_is_not() {
 }
 
 #[tokio::test]
-async fn not_enough_data_and_near_duplicates_merge_into_a_proposal() {
+async fn not_enough_data_live_holdout_and_near_duplicates_merge() {
     let clock = Arc::new(ManualClock::new(Utc::now()));
     let (h, _dir) = start(&[MILES, MILES_TWIN, NOTES], clock).await;
     let api = h.core().api();
@@ -487,6 +487,33 @@ async fn not_enough_data_and_near_duplicates_merge_into_a_proposal() {
             .contains(&HealthFlag::Duplicate)
     );
     assert!(!notes.flags.contains(&HealthFlag::Duplicate));
+
+    // The holdout applies live through the settings path: a conversation that holds the
+    // skill out gets it once the share is set to 0.
+    let (held, _) = sessions("live", "convert-miles-precisely", 0, 1).remove(0);
+    // The newest request that asked the miles question, as the upstream got it.
+    let last_ask = || {
+        h.mock
+            .requests()
+            .into_iter()
+            .rev()
+            .find(|r| r.body.to_string().contains(MILES_ASK))
+            .unwrap()
+            .body
+            .to_string()
+    };
+    converse(&h, &held, MILES_ASK, FINE).await;
+    let sent = last_ask();
+    assert!(!sent.contains("### convert-miles-precisely"), "{sent}");
+    api.call::<PatchConfig>(
+        (),
+        serde_json::from_value(json!({"set": {"skills.holdout_share": 0.0}})).unwrap(),
+    )
+    .await
+    .unwrap();
+    converse(&h, &held, MILES_ASK, FINE).await;
+    let sent = last_ask();
+    assert!(sent.contains("### convert-miles-precisely"), "{sent}");
 
     // Merge: the evolver writes one skill; approving it disables the other.
     h.mock.push(Behaviour::Match {
