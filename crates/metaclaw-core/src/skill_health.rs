@@ -2,6 +2,8 @@
 //! to hurt, idle, near-duplicates, followed by corrections). Reads only per-skill aggregates
 //! the store keeps by trigger, so its cost follows the library, not the turn log.
 
+use std::collections::HashSet;
+
 use chrono::{DateTime, Utc};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -65,7 +67,12 @@ pub fn report(
     let created = store.skill_first_versions()?;
     let log_since = store.first_turn_at()?;
     let infos = service.list();
-    let enabled = |name: &str| infos.iter().any(|s| s.name == name && s.enabled);
+    let on: HashSet<&str> = infos
+        .iter()
+        .filter(|s| s.enabled)
+        .map(|s| s.name.as_str())
+        .collect();
+    let enabled = |name: &str| on.contains(name);
     let library = service.library();
     let duplicates = evidence::duplicates(&library, &enabled);
     let mut skills: Vec<SkillHealthRow> = infos
