@@ -226,7 +226,7 @@ pub struct DuplicatePair {
 
 /// Near-duplicate skill pairs, most similar first. Uses the library's BM25 index to find
 /// candidates and its tokenizer for the overlap.
-pub fn duplicates(library: &Library, enabled: &dyn Fn(&str) -> bool) -> Vec<DuplicatePair> {
+pub fn duplicates(library: &Library) -> Vec<DuplicatePair> {
     let index = library.index();
     let skills = library.skills();
     let vocab: Vec<HashSet<String>> = skills
@@ -241,12 +241,9 @@ pub fn duplicates(library: &Library, enabled: &dyn Fn(&str) -> bool) -> Vec<Dupl
     let mut pairs: Vec<DuplicatePair> = Vec::new();
     let mut seen: HashSet<(usize, usize)> = HashSet::new();
     for (i, s) in skills.iter().enumerate() {
-        if !enabled(&s.name) {
-            continue;
-        }
         let query = format!("{} {}", s.name.replace('-', " "), s.description);
         for (j, _) in index.search_top(&query, DUPLICATE_CANDIDATES + 1) {
-            if j == i || !enabled(&skills[j].name) || !seen.insert((i.min(j), i.max(j))) {
+            if j == i || !seen.insert((i.min(j), i.max(j))) {
                 continue;
             }
             let union = vocab[i].union(&vocab[j]).count();

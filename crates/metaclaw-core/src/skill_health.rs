@@ -72,9 +72,12 @@ pub fn report(
         .filter(|s| s.enabled)
         .map(|s| s.name.as_str())
         .collect();
-    let enabled = |name: &str| on.contains(name);
-    let library = service.library();
-    let duplicates = evidence::duplicates(&library, &enabled);
+    let duplicates: Vec<DuplicatePair> = service
+        .duplicates()
+        .iter()
+        .filter(|d| on.contains(d.a.as_str()) && on.contains(d.b.as_str()))
+        .cloned()
+        .collect();
     let mut skills: Vec<SkillHealthRow> = infos
         .iter()
         .map(|info| {

@@ -20,6 +20,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::error::{CoreError, SkillError};
+use crate::evidence::DuplicatePair;
 
 /// Embedding vectors in memory, backed by the database.
 struct LayeredCache {
@@ -72,6 +73,10 @@ pub struct SkillService {
     states: ArcSwap<States>,
     /// Bumped by every approved change to the library; turns record the one they ran under.
     generation: AtomicU64,
+    /// Near-duplicate pairs of a library, computed once per library (libraries are
+    /// immutable and replaced whole on reload): tokenising every skill costs more than
+    /// the rest of the Skill health view.
+    duplicates: Mutex<Option<(Arc<Library>, Arc<Vec<DuplicatePair>>)>>,
 }
 
 /// How skills are picked, as one value the live settings replace.
@@ -161,6 +166,7 @@ impl SkillService {
             retrieval: ArcSwap::from_pointee(retrieval),
             states: ArcSwap::from_pointee(States::new()),
             generation: AtomicU64::new(store.skill_generation().unwrap_or(0)),
+            duplicates: Mutex::default(),
         };
         service.refresh_states();
         Ok(Arc::new(service))
@@ -183,6 +189,20 @@ impl SkillService {
 
     pub fn library(&self) -> Arc<Library> {
         self.book.library()
+    }
+
+    /// Near-duplicate pairs of the library in effect, enabled or not.
+    pub fn duplicates(&self) -> Arc<Vec<DuplicatePair>> {
+        let library = self.library();
+        let mut cache = self.duplicates.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((of, pairs)) = cache.as_ref()
+            && Arc::ptr_eq(of, &library)
+        {
+            return pairs.clone();
+        }
+        let pairs = Arc::new(crate::evidence::duplicates(&library));
+        *cache = Some((library, pairs.clone()));
+        pairs
     }
 
     pub fn reload(&self) {
