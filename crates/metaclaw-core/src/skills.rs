@@ -76,8 +76,11 @@ pub struct SkillService {
     /// Near-duplicate pairs of a library, computed once per library (libraries are
     /// immutable and replaced whole on reload): tokenising every skill costs more than
     /// the rest of the Skill health view.
-    duplicates: Mutex<Option<(Arc<Library>, Arc<Vec<DuplicatePair>>)>>,
+    duplicates: Mutex<Option<DuplicatesOf>>,
 }
+
+/// A library and its near-duplicate pairs.
+type DuplicatesOf = (Arc<Library>, Arc<Vec<DuplicatePair>>);
 
 /// How skills are picked, as one value the live settings replace.
 struct Retriever {
