@@ -302,6 +302,18 @@ describe("dashboard", { timeout: 60_000 }, () => {
     assert.equal(await page.locator(tid("restart-banner")).count(), 0);
   });
 
+  scenario("skill health shows each skill's evidence, or that there is not enough of it", async () => {
+    await go("skills");
+    const card = page.locator(tid("skill-health"));
+    await card.waitFor();
+    // A few seeded turns: every estimate says why it is missing.
+    await card.locator(tid("health-all") + " summary").click();
+    const rows = card.locator(`${tid("health-all")} tbody tr`);
+    assert.ok((await rows.count()) > 0, "every skill has a row");
+    await expectText(rows.first(), /not enough data[\s\S]*Not enough data: \d+ turns with it and \d+ .* \(needs 20 each\)/);
+    await screenshot(page, SHOTS, "skill-health");
+  });
+
   scenario("every page renders: screenshots, dark theme, 900 px, logged out", async () => {
     await go("skills");
     await page.locator(tid("skills-table")).waitFor();

@@ -465,6 +465,20 @@ impl<'s> Generator<'s> {
         for (name, _) in &injected {
             st.turn_skill.execute(params![t.id, name, "1"])?;
         }
+        // Runners-up below the cut: the skills' comparison turns.
+        if main {
+            for _ in 0..2 {
+                let name = &self.skills[self.rng.random_range(0..self.skills.len())];
+                if !injected.iter().any(|(n, _)| n == name) {
+                    st.turn_control.execute(params![t.id, name, "below_cut"])?;
+                }
+            }
+            let corrected = self.rng.random_bool(0.04);
+            let tool_error = self.rng.random_bool(0.02);
+            if corrected || tool_error {
+                st.outcome.execute(params![t.id, corrected, tool_error])?;
+            }
+        }
         self.report.turns += 1;
         if main && self.rng.random_bool(0.02) {
             let rating = if self.rng.random_bool(0.7) { 1 } else { -1 };
@@ -695,6 +709,8 @@ struct Statements<'c> {
     turn: CachedStatement<'c>,
     turn_blob: CachedStatement<'c>,
     turn_skill: CachedStatement<'c>,
+    turn_control: CachedStatement<'c>,
+    outcome: CachedStatement<'c>,
     feedback: CachedStatement<'c>,
     vote: CachedStatement<'c>,
     reward: CachedStatement<'c>,
@@ -725,6 +741,13 @@ impl<'c> Statements<'c> {
                 .prepare_cached("INSERT INTO turn_blobs (turn_id, hash) VALUES (?1, ?2)")?,
             turn_skill: conn.prepare_cached(
                 "INSERT INTO turn_skills (turn_id, skill_name, version) VALUES (?1, ?2, ?3)",
+            )?,
+            turn_control: conn.prepare_cached(
+                "INSERT OR IGNORE INTO turn_skill_controls (turn_id, skill_name, cause) VALUES (?1, ?2, ?3)",
+            )?,
+            // What the writer does when the next turn corrects this one or reports tool errors.
+            outcome: conn.prepare_cached(
+                "INSERT INTO turn_outcomes (turn_id, main, corrected, tool_error) VALUES (?1, 1, ?2, ?3)",
             )?,
             feedback: conn.prepare_cached(
                 "INSERT INTO feedback (turn_id, rating, note, created_at) VALUES (?1, ?2, ?3, ?4)",

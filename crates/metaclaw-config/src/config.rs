@@ -179,6 +179,12 @@ pub struct SkillsConfig {
     /// Tokens the injected block may take (pinned skills always fit).
     pub token_budget: u32,
     pub embedding: EmbeddingConfig,
+    /// Share (0-0.5) of eligible turns in which a retrieved skill is withheld, the same way
+    /// throughout a conversation, so its evidence has an unbiased control group. 0 is off.
+    pub holdout_share: f64,
+    /// Turns each side of a skill's comparison needs before the Skill health view gives an
+    /// estimate instead of "not enough data".
+    pub evidence_min_turns: u32,
 }
 
 /// `skills.embedding`: an OpenAI-compatible `/v1/embeddings` endpoint.
@@ -222,6 +228,8 @@ impl Default for SkillsConfig {
             min_similarity: 0.35,
             token_budget: 2000,
             embedding: EmbeddingConfig::default(),
+            holdout_share: 0.0,
+            evidence_min_turns: 20,
         }
     }
 }

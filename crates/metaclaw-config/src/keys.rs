@@ -98,6 +98,12 @@ pub(crate) const KEYS: &[KeySpec] = &[
         "a number between -1 and 1",
     ),
     key("skills.token_budget", Kind::Int, UINT),
+    key(
+        "skills.holdout_share",
+        Kind::Float,
+        "a number between 0 and 0.5",
+    ),
+    key("skills.evidence_min_turns", Kind::Int, POSITIVE),
     key("skills.embedding", Kind::Section, SECTION),
     key("skills.embedding.api_base", Kind::Str, URL),
     key("skills.embedding.api_key", Kind::Str, STR),

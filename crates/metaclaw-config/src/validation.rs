@@ -165,6 +165,12 @@ fn check_semantics(c: &Config) -> Result<(), ConfigError> {
     if c.skills.top_k == 0 {
         return invalid("skills.top_k", c.skills.top_k.into());
     }
+    if c.skills.evidence_min_turns == 0 {
+        return invalid(
+            "skills.evidence_min_turns",
+            c.skills.evidence_min_turns.into(),
+        );
+    }
     if c.rl.lora_rank == 0 {
         return invalid("rl.lora_rank", c.rl.lora_rank.into());
     }
@@ -215,6 +221,11 @@ fn check_semantics(c: &Config) -> Result<(), ConfigError> {
             "skills.min_similarity",
             c.skills.min_similarity,
             (-1.0..=1.0).contains(&c.skills.min_similarity),
+        ),
+        (
+            "skills.holdout_share",
+            c.skills.holdout_share,
+            (0.0..=0.5).contains(&c.skills.holdout_share),
         ),
     ] {
         if !value.is_finite() || !ok {
@@ -525,6 +536,14 @@ mod tests {
             (
                 "skills:\n  top_k: 2.5",
                 "invalid value for `skills.top_k`: 2.5 (expected an integer >= 1)",
+            ),
+            (
+                "skills:\n  holdout_share: 0.6",
+                "invalid value for `skills.holdout_share`: 0.6 (expected a number between 0 and 0.5)",
+            ),
+            (
+                "skills:\n  evidence_min_turns: 0",
+                "invalid value for `skills.evidence_min_turns`: 0 (expected an integer >= 1)",
             ),
             (
                 "skills:\n  enabled: maybe",

@@ -63,6 +63,16 @@ pub enum SkillError {
     NoSessions,
     #[error("no turns recorded for session `{0}`")]
     EmptySession(String),
+    #[error("no injection of `{0}` was followed by a correction yet: nothing to revise from")]
+    NothingToRevise(String),
+    #[error("proposal #{id} for `{name}` is already waiting in the inbox; decide it first")]
+    PendingProposal { name: String, id: i64 },
+    #[error(
+        "no evolver endpoint: set llm.api_base and llm.model_id, or rl.evolver_api_base and rl.evolver_model"
+    )]
+    NoEvolver,
+    #[error("{0}")]
+    Evolver(String),
     #[error("could not write {path}: {source}")]
     Io {
         path: PathBuf,

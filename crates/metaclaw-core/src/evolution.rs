@@ -109,6 +109,22 @@ impl Evolution {
         })
     }
 
+    pub(crate) fn store(&self) -> &Arc<Store> {
+        &self.store
+    }
+
+    pub(crate) fn skills(&self) -> &Arc<SkillService> {
+        &self.skills
+    }
+
+    pub(crate) fn evolver(&self) -> Option<Arc<Evolver>> {
+        self.evolver.load_full()
+    }
+
+    pub(crate) fn events(&self) -> &broadcast::Sender<Event> {
+        &self.events
+    }
+
     pub fn evolver_model(&self) -> Option<String> {
         self.evolver.load().as_ref().map(|e| e.model.clone())
     }
@@ -469,6 +485,18 @@ impl Evolution {
         let row = self.apply(&p.skill_name, &content, author, action, Some(id))?;
         self.store
             .set_proposal_status(id, ProposalStatus::Approved, None)?;
+        // A merge: the skill it absorbed is switched off (not deleted, so undo is easy).
+        if let Some(absorbed) = p
+            .signals
+            .get(crate::revision::MERGE_ABSORBS)
+            .and_then(serde_json::Value::as_str)
+            && let Err(e) = self.skills.set_state(absorbed, Some(false), None)
+        {
+            tracing::warn!(
+                proposal = id,
+                "could not disable the merged skill {absorbed}: {e}"
+            );
+        }
         Ok(row)
     }
 

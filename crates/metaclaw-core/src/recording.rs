@@ -1,9 +1,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use metaclaw_domain::TurnRecord;
+use metaclaw_domain::{TurnRecord, TurnType};
 use metaclaw_proxy::{HookFuture, PreparedRequest, TurnContext, TurnHook};
-use metaclaw_store::Recorder;
+use metaclaw_store::{FollowUp, Recorder};
 
 /// How long a request waits for the recording queue to make room before it goes ahead
 /// anyway: a writer stuck this long (a failing disk) must not also stop the agent.
@@ -37,5 +37,19 @@ impl TurnHook for RecordingHook {
 
     fn after_response(&self, turn: &Arc<TurnRecord>) {
         self.recorder.record_turn(turn.clone());
+        // A main turn's request tells how the previous answer went (the user corrected it,
+        // its tool calls failed): an outcome of that turn for the skills' evidence. Sent
+        // after the turn, so the writer finds it stored.
+        if turn.turn_type == TurnType::Main {
+            let seen = metaclaw_evolve::follow_up(&turn.request);
+            if seen.correction || seen.tool_error {
+                self.recorder.record_follow_up(FollowUp {
+                    turn_id: turn.turn_id.clone(),
+                    session_id: turn.session_id.clone(),
+                    correction: seen.correction,
+                    tool_error: seen.tool_error,
+                });
+            }
+        }
     }
 }

@@ -308,6 +308,24 @@ const DESCRIBED: &[Described] = &[
     .unit("tokens")
     .min(0.0),
     d(
+        "skills.holdout_share",
+        G::Skills,
+        "Skill holdout",
+        "To measure whether a skill helps, leave it out of this share of the conversations it \
+         would be used in (the same way for a whole conversation) and compare. 0 turns this off; \
+         0.1 means one conversation in ten goes without it.",
+    )
+    .range(0.0, 0.5),
+    d(
+        "skills.evidence_min_turns",
+        G::Skills,
+        "Evidence needs",
+        "Skill health shows an estimate only once a skill has this many turns with it and this \
+         many comparable turns without it; before that it says \"not enough data\".",
+    )
+    .unit("turns")
+    .min(1.0),
+    d(
         "skills.embedding.api_base",
         G::Skills,
         "Embeddings endpoint",

@@ -15,11 +15,12 @@ use metaclaw_skills::{
     Embedder, EmbeddingCache, Library, Mode, Retrieval, RetrievalConfig, SkillBook, SkillSource,
     SkillState, Sources, States,
 };
-use metaclaw_store::{StateChange, Store};
+use metaclaw_store::{ControlCause, StateChange, Store};
 use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::error::{CoreError, SkillError};
+use crate::evidence::DuplicatePair;
 
 /// Embedding vectors in memory, backed by the database.
 struct LayeredCache {
@@ -76,12 +77,21 @@ pub struct SkillService {
     states: ArcSwap<States>,
     /// Bumped by every approved change to the library; turns record the one they ran under.
     generation: AtomicU64,
+    /// Near-duplicate pairs of a library, computed once per library (libraries are
+    /// immutable and replaced whole on reload): tokenising every skill costs more than
+    /// the rest of the Skill health view.
+    duplicates: Mutex<Option<DuplicatesOf>>,
 }
+
+/// A library and its near-duplicate pairs.
+type DuplicatesOf = (Arc<Library>, Arc<Vec<DuplicatePair>>);
 
 /// How skills are picked, as one value the live settings replace.
 struct Retriever {
     config: RetrievalConfig,
     embedder: Option<Embedder>,
+    /// `skills.holdout_share`: withhold retrieved skills in this share of conversations.
+    holdout_share: f64,
     /// The settings it was built from, to tell whether a change concerns it.
     source: Value,
 }
@@ -111,6 +121,7 @@ impl Retriever {
         Ok(Retriever {
             config: retrieval,
             embedder,
+            holdout_share: config.skills.holdout_share.clamp(0.0, 0.5),
             source: Retriever::source(config),
         })
     }
@@ -168,6 +179,7 @@ impl SkillService {
             retrieval: ArcSwap::from_pointee(retrieval),
             states: ArcSwap::from_pointee(States::new()),
             generation: AtomicU64::new(store.skill_generation().unwrap_or(0)),
+            duplicates: Mutex::default(),
         };
         service.refresh_states();
         Ok(Arc::new(service))
@@ -198,8 +210,26 @@ impl SkillService {
         self.enabled.load(Ordering::Relaxed)
     }
 
+    pub(crate) fn store(&self) -> &Arc<Store> {
+        &self.store
+    }
+
     pub fn library(&self) -> Arc<Library> {
         self.book.library()
+    }
+
+    /// Near-duplicate pairs of the library in effect, enabled or not.
+    pub fn duplicates(&self) -> Arc<Vec<DuplicatePair>> {
+        let library = self.library();
+        let mut cache = self.duplicates.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((of, pairs)) = cache.as_ref()
+            && Arc::ptr_eq(of, &library)
+        {
+            return pairs.clone();
+        }
+        let pairs = Arc::new(crate::evidence::duplicates(&library));
+        *cache = Some((library, pairs.clone()));
+        pairs
     }
 
     pub fn reload(&self) {
@@ -305,6 +335,46 @@ impl SkillService {
         Ok(())
     }
 
+    /// Withholds the retrieved skills `session_id` holds out (`skills.holdout_share`) and
+    /// names the skills this turn is a control for: those held out and the first
+    /// [`RUNNERS_UP`] usable candidates below the cut. Pinned and always-on skills are never
+    /// held out (the user asked for them).
+    pub fn hold_out(
+        &self,
+        session_id: &str,
+        retrieval: &mut Retrieval,
+    ) -> Vec<(String, ControlCause)> {
+        let share = self.retrieval.load().holdout_share;
+        let states = self.states.load();
+        let library = self.library();
+        let state = |name: &str| states.get(name).copied().unwrap_or_default();
+        let mut controls = Vec::new();
+        for c in retrieval.candidates.iter_mut().filter(|c| c.injected) {
+            let forced = state(&c.name).pinned || library.get(&c.name).is_some_and(|s| s.always());
+            if !forced && crate::evidence::held_out(session_id, &c.name, share) {
+                c.injected = false;
+                c.reason = "held out to measure it (skills.holdout_share)".into();
+                controls.push((c.name.clone(), ControlCause::Holdout));
+            }
+        }
+        let runners_up: Vec<(String, ControlCause)> = retrieval
+            .candidates
+            .iter()
+            .filter(|c| !c.injected && c.score > 0.0)
+            .filter(|c| !controls.iter().any(|(n, _)| *n == c.name))
+            .filter(|c| state(&c.name).enabled)
+            .filter(|c| {
+                library
+                    .get(&c.name)
+                    .is_some_and(|s| !s.auto_invocation_disabled())
+            })
+            .take(RUNNERS_UP)
+            .map(|c| (c.name.clone(), ControlCause::BelowCut))
+            .collect();
+        controls.extend(runners_up);
+        controls
+    }
+
     /// What would be injected for `query`, with every candidate's score and reason.
     pub async fn retrieve(&self, query: &str) -> Retrieval {
         let library = self.library();
@@ -329,6 +399,10 @@ impl SkillService {
         )
     }
 }
+
+/// Candidates ranked just below the cut that count as a turn's controls: the nearest
+/// misses, which are the comparable turns for those skills.
+pub const RUNNERS_UP: usize = 3;
 
 /// Injects the retrieved skills into main turns.
 pub(crate) struct SkillInjector {
@@ -355,13 +429,18 @@ impl TurnHook for SkillInjector {
                 .and_then(Value::as_array)
                 .map(|m| metaclaw_skills::query::from_messages(m))
                 .unwrap_or_default();
-            let retrieval = self.service.retrieve(&query).await;
+            let mut retrieval = self.service.retrieve(&query).await;
+            let controls = self.service.hold_out(&ctx.session_id, &mut retrieval);
             let library = self.service.library();
             if let Some(block) = metaclaw_skills::render(&library, &retrieval) {
                 request.append_system(&block);
             }
             request.injected.extend(retrieval.injected().map(|c| {
                 json!({"kind": "skill", "name": c.name, "version": c.version, "score": c.score, "reason": c.reason})
+            }));
+            // Not injected, but recorded: these turns are the skills' comparison group.
+            request.injected.extend(controls.into_iter().map(|(name, cause)| {
+                json!({"kind": "skill_control", "name": name, "cause": cause.as_str()})
             }));
         })
     }

@@ -6,6 +6,7 @@
 mod evolver;
 mod proposal;
 mod redact;
+mod revision;
 mod transcript;
 
 pub use evolver::{EvolveError, Evolver, messages, parse};
@@ -13,6 +14,8 @@ pub use proposal::{
     Candidate, DUPLICATE_SCORE, Dropped, RawProposal, fingerprint, prepare, slug, unified_diff,
 };
 pub use redact::redact;
+pub use revision::{Episode, merge_messages, revision_messages};
 pub use transcript::{
-    Signal, SignalKind, TurnView, assistant_text, new_tool_results, render, signals, user_text,
+    FollowUpSignals, Signal, SignalKind, TurnView, assistant_text, follow_up, new_tool_results,
+    render, signals, user_text,
 };

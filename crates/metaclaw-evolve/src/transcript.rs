@@ -131,7 +131,10 @@ fn is_tool_result_carrier(m: &Value) -> bool {
 
 /// Tool results that arrived with this turn's request (those after the last assistant message).
 pub fn new_tool_results(turn: &TurnView) -> Vec<(String, bool)> {
-    let msgs = messages(turn);
+    tool_results_in(messages(turn))
+}
+
+fn tool_results_in(msgs: &[Value]) -> Vec<(String, bool)> {
     let start = msgs
         .iter()
         .rposition(|m| m.get("role").and_then(Value::as_str) == Some("assistant"))
@@ -153,6 +156,40 @@ pub fn new_tool_results(turn: &TurnView) -> Vec<(String, bool)> {
         }
     }
     out
+}
+
+/// What a main turn's request says about the answer before it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FollowUpSignals {
+    /// The request ends with the user's own message, and it corrects the previous answer.
+    pub correction: bool,
+    /// Results of the previous answer's tool calls came back with errors.
+    pub tool_error: bool,
+}
+
+/// Reads a request body (`messages` in either dialect) for the signals [`signals`] pins on
+/// the previous turn. A request that ends with tool results is the agent continuing, not
+/// the user speaking, so only the tool results count then.
+pub fn follow_up(request: &Value) -> FollowUpSignals {
+    let msgs = request
+        .get("messages")
+        .and_then(Value::as_array)
+        .map_or(&[][..], Vec::as_slice);
+    let correction = msgs.last().is_some_and(|m| {
+        m.get("role").and_then(Value::as_str) == Some("user")
+            && !is_tool_result_carrier(m)
+            && m.get("content").map(text_of).is_some_and(|t| {
+                !t.contains("<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>")
+                    && CORRECTION.is_match(&metaclaw_skills::query::clean(&t))
+            })
+    });
+    let tool_error = tool_results_in(msgs)
+        .iter()
+        .any(|(text, flagged)| *flagged || TOOL_ERROR.is_match(text));
+    FollowUpSignals {
+        correction,
+        tool_error,
+    }
 }
 
 /// What the assistant answered: text and tool calls, in either dialect.
@@ -372,6 +409,44 @@ mod tests {
                 SignalKind::NegativeFeedback,
                 SignalKind::HighReward
             ]
+        );
+    }
+
+    #[test]
+    fn follow_up_reads_the_users_last_message_and_new_tool_results() {
+        let corrected = json!({"messages": [
+            {"role": "user", "content": "convert 10 miles"},
+            {"role": "assistant", "content": "1.6 km"},
+            {"role": "user", "content": "No, that's wrong"}]});
+        assert_eq!(
+            follow_up(&corrected),
+            FollowUpSignals {
+                correction: true,
+                tool_error: false
+            }
+        );
+        // The agent continuing after a tool call: the user's old words are not a new
+        // correction, but the failed tool result is an error of the previous answer.
+        let tool_loop = json!({"messages": [
+            {"role": "user", "content": "No, that's wrong, run the tests"},
+            {"role": "assistant", "tool_calls": [{"id": "c", "type": "function", "function": {"name": "exec", "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": "c", "content": "bash: pytest: command not found"}]});
+        assert_eq!(
+            follow_up(&tool_loop),
+            FollowUpSignals {
+                correction: false,
+                tool_error: true
+            }
+        );
+        let anthropic = json!({"messages": [
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "u", "name": "x", "input": {}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "u", "content": "fine", "is_error": true}]}]});
+        assert!(follow_up(&anthropic).tool_error);
+        let fine = json!({"messages": [{"role": "user", "content": "great, now 5 miles"}]});
+        assert_eq!(follow_up(&fine), FollowUpSignals::default());
+        assert_eq!(
+            follow_up(&json!({"input": "x"})),
+            FollowUpSignals::default()
         );
     }
 

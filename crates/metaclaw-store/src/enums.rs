@@ -147,6 +147,8 @@ mod tests {
         check_text_enum(VersionAction::ALL);
         check_text_enum(EvolutionTrigger::ALL);
         check_text_enum(EvolutionRunStatus::ALL);
+        check_text_enum(crate::ControlCause::ALL);
+        check_text_enum(crate::EvidenceArm::ALL);
         assert_eq!(EvolutionTrigger::EveryNTurns.as_str(), "every_n_turns");
         assert_eq!(VersionAction::ALL.len(), 6);
         let err = "later".parse::<ProposalStatus>().unwrap_err();

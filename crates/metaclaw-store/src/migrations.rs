@@ -16,6 +16,7 @@ const MIGRATION_LIST: &[M<'static>] = &[
     M::up(include_str!("../migrations/0005_samples.sql")),
     M::up(include_str!("../migrations/0006_year_scale.sql")),
     M::up(include_str!("../migrations/0007_prm_verdicts.sql")),
+    M::up(include_str!("../migrations/0008_skill_evidence.sql")),
 ];
 
 const MIGRATIONS: Migrations<'static> = Migrations::from_slice(MIGRATION_LIST);
@@ -169,10 +170,11 @@ mod tests {
         for (i, name) in names.iter().enumerate() {
             assert!(name.starts_with(&format!("{:04}_", i + 1)), "{name}");
         }
-        assert_eq!(SCHEMA_VERSION, 7);
+        assert_eq!(SCHEMA_VERSION, 8);
         assert!(names[4].contains("samples"));
         assert!(names[5].contains("year_scale"));
         assert!(names[6].contains("prm_verdicts"));
+        assert!(names[7].contains("skill_evidence"));
     }
 
     /// 0004 applies on top of a 0003 database; its tables are STRICT.
@@ -401,6 +403,45 @@ mod tests {
         conn.execute("DELETE FROM turns WHERE id IN ('t1', 't2')", [])
             .unwrap();
         assert_eq!(verdicts_table(&conn), vec![("t3".into(), 1)]);
+    }
+
+    /// 0008 counts the injections, thumbs down and bad verdicts already stored.
+    #[test]
+    fn migration_0008_backfills_evidence() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        conn.pragma_update(None, "foreign_keys", "ON").unwrap();
+        Migrations::from_slice(&MIGRATION_LIST[..7])
+            .to_latest(&mut conn)
+            .unwrap();
+        conn.execute_batch(
+            "INSERT INTO sessions (id, source, started_at, last_seen_at) VALUES ('s', 'body', 'a', 'z');
+             INSERT INTO turns (id, session_id, seq, turn_type, api, stream, request_json, status,
+                 http_status, started_at, latency_ms, injected_json)
+             VALUES ('t1', 's', 1, 'main', 'openai', 0, '{}', 'ok', 200, 'a', 1.0, '[]'),
+                    ('t2', 's', 2, 'main', 'openai', 0, '{}', 'ok', 200, 'b', 1.0, '[]'),
+                    ('t3', 's', 3, 'side', 'openai', 0, '{}', 'ok', 200, 'c', 1.0, '[]');
+             INSERT INTO turn_skills (turn_id, skill_name) VALUES ('t1', 'k'), ('t2', 'k');
+             INSERT INTO feedback (turn_id, rating, created_at) VALUES ('t1', -1, 'x'), ('t2', 1, 'x');
+             INSERT INTO prm_votes (turn_id, vote, score, rationale, created_at)
+             VALUES ('t3', 0, -1, '', 'x');",
+        )
+        .unwrap();
+        migrate(&mut conn).unwrap();
+        let row: (i64, i64, i64, i64) = conn
+            .query_row(
+                "SELECT turns, bad, thumbs_down, judged_bad FROM skill_evidence
+                 WHERE skill_name = 'k' AND arm = 'injected'",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+            )
+            .unwrap();
+        assert_eq!(row, (2, 1, 1, 0));
+        let totals: (i64, i64) = conn
+            .query_row("SELECT turns, bad FROM outcome_totals", [], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .unwrap();
+        assert_eq!(totals, (2, 1), "the side turn's bad verdict is not counted");
     }
 
     #[test]

@@ -7,6 +7,7 @@ use chrono::{DateTime, Utc};
 use metaclaw_domain::{SessionEndReason, SessionSource, TurnRecord};
 
 use crate::backlog::{self, Backlog};
+use crate::evidence::FollowUp;
 use crate::writer::{Message, Write};
 
 /// Cheap to clone, `Send + Sync`. Every recording method is a channel send: it never waits
@@ -68,6 +69,12 @@ impl Recorder {
             reason,
             at,
         });
+    }
+
+    /// Queues what a main turn's request says about the main turn before it (the user
+    /// corrected it, its tool calls failed). Send it after the turn itself.
+    pub fn record_follow_up(&self, follow_up: FollowUp) {
+        self.send(Write::FollowUp(follow_up));
     }
 
     fn send(&self, write: Write) {

@@ -12,6 +12,7 @@ use rusqlite::Connection;
 
 use crate::backlog::{Backlog, DEFAULT_LIMIT_BYTES};
 use crate::error::{Result, StoreError};
+use crate::evidence::{self, EvidenceArm, OutcomeCounts};
 use crate::evolution_runs::{self, EvolutionRunRow, NewEvolutionRun};
 use crate::feedback::{self, Feedback};
 use crate::proposals::{self, NewProposal, ProposalRow, ProposalStatus};
@@ -275,6 +276,12 @@ impl Store {
         turns::ids_in_session(&self.read(), session_id)
     }
 
+    /// A turn with up to `before` turns before it and `after` after it in its session, by
+    /// `seq`, requests as stored (system prompts and tool lists stay blob refs).
+    pub fn turns_around(&self, turn_id: &str, before: usize, after: usize) -> Result<Vec<TurnRow>> {
+        turns::around(&self.read(), turn_id, before, after)
+    }
+
     /// The turn with its request reinflated to exactly the recorded JSON.
     pub fn turn(&self, id: &str) -> Result<Option<TurnRow>> {
         turns::get(&self.read(), id)
@@ -351,6 +358,33 @@ impl Store {
     /// Usage of every skill injected into a stored turn, with the feedback on those turns.
     pub fn skill_stats(&self) -> Result<HashMap<String, SkillStats>> {
         skills::stats(&self.read())
+    }
+
+    /// Turns and bad outcomes per skill and arm (injected, below the cut, held out), from
+    /// `skill_evidence` (kept by triggers, see migration 0008).
+    pub fn skill_evidence(&self) -> Result<HashMap<String, HashMap<EvidenceArm, OutcomeCounts>>> {
+        evidence::counts(&self.read())
+    }
+
+    /// All stored main turns and how many of them had a bad outcome.
+    pub fn outcome_totals(&self) -> Result<(u64, u64)> {
+        evidence::totals(&self.read())
+    }
+
+    /// (session id, turn id) of the newest turns `skill` was injected into that the user
+    /// corrected on the next turn.
+    pub fn corrected_turns(&self, skill: &str, limit: usize) -> Result<Vec<(String, String)>> {
+        evidence::corrected_turns(&self.read(), skill, limit)
+    }
+
+    /// When the oldest stored turn started; `None` for an empty log.
+    pub fn first_turn_at(&self) -> Result<Option<DateTime<Utc>>> {
+        evidence::first_turn_at(&self.read())
+    }
+
+    /// When each skill with a recorded version got its first one.
+    pub fn skill_first_versions(&self) -> Result<HashMap<String, DateTime<Utc>>> {
+        evidence::skill_first_versions(&self.read())
     }
 
     /// Stores a pending proposal; returns its id once committed.

@@ -8,6 +8,7 @@ use serde_json::Value;
 
 use crate::blob::{self, Blob, BlobCache};
 use crate::error::{Result, StoreError};
+use crate::evidence::{self, ControlCause};
 use crate::{enums, sessions, timestamp};
 
 /// A turn as stored, with its request reinflated to exactly what was recorded.
@@ -53,6 +54,8 @@ pub(crate) struct PreparedTurn {
     tools_blob: Option<String>,
     /// `turn_skills` rows: (name, version).
     skills: Vec<(String, Option<String>)>,
+    /// `turn_skill_controls` rows: skills retrieved but not injected.
+    controls: Vec<(String, ControlCause)>,
 }
 
 impl PreparedTurn {
@@ -73,6 +76,7 @@ impl PreparedTurn {
             system_blob: extracted.system_hash,
             tools_blob: extracted.tools_hash,
             skills: injected_skills(&record.injected),
+            controls: evidence::controls(&record.injected),
             record,
         })
     }
@@ -162,6 +166,7 @@ pub(crate) fn insert(conn: &Connection, turn: &PreparedTurn) -> Result<()> {
     for (name, version) in &turn.skills {
         skill.execute(params![r.turn_id, name, version])?;
     }
+    evidence::insert_controls(conn, &r.turn_id, &turn.controls)?;
     sessions::count_turn(conn, &r.session_id)?;
     Ok(())
 }
@@ -290,6 +295,37 @@ pub(crate) fn in_session(
     raws.into_iter()
         .map(|raw| raw.into_row(reinflate.then_some(&mut blobs)))
         .collect()
+}
+
+/// The turns of a session around `turn_id`: up to `before` turns before it, itself and up
+/// to `after` after it, by `seq`, requests as stored (blob refs in place).
+pub(crate) fn around(
+    conn: &Connection,
+    turn_id: &str,
+    before: usize,
+    after: usize,
+) -> Result<Vec<TurnRow>> {
+    let raws = conn
+        .prepare_cached(&format!(
+            "SELECT {COLUMNS} FROM turns
+             WHERE (session_id, seq) IN (
+                 SELECT * FROM (SELECT p.session_id, p.seq FROM turns p, turns t
+                                WHERE t.id = ?1 AND p.session_id = t.session_id
+                                  AND p.seq <= t.seq
+                                ORDER BY p.seq DESC LIMIT ?2)
+                 UNION ALL
+                 SELECT * FROM (SELECT n.session_id, n.seq FROM turns n, turns t
+                                WHERE t.id = ?1 AND n.session_id = t.session_id
+                                  AND n.seq > t.seq
+                                ORDER BY n.seq LIMIT ?3))
+             ORDER BY seq"
+        ))?
+        .query_map(
+            params![turn_id, to_i64(before as u64 + 1), to_i64(after as u64)],
+            RawTurn::from_row,
+        )?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    raws.into_iter().map(|raw| raw.into_row(None)).collect()
 }
 
 /// The last `n` turns of a session, oldest first, requests reinflated.

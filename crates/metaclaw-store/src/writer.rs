@@ -17,7 +17,7 @@ use rusqlite::{Connection, Transaction, TransactionBehavior};
 use crate::backlog::{self, Backlog};
 use crate::error::{Result, StoreError};
 use crate::turns::PreparedTurn;
-use crate::{sessions, skills, timestamp, turns};
+use crate::{evidence, sessions, skills, timestamp, turns};
 
 /// Upper bound on one transaction, so a large backlog still commits in steady steps.
 const MAX_BATCH: usize = 1024;
@@ -43,6 +43,7 @@ pub(crate) enum Write {
         hash: String,
         vector: Vec<f32>,
     },
+    FollowUp(evidence::FollowUp),
 }
 
 impl Write {
@@ -54,6 +55,7 @@ impl Write {
             Self::SessionEnded { session_id, .. } => format!("session_ended {session_id}"),
             Self::SkillState(c) => format!("skill_state {}", c.name),
             Self::SkillEmbedding { hash, .. } => format!("skill_embedding {hash}"),
+            Self::FollowUp(f) => format!("follow_up of turn {}", f.turn_id),
         }
     }
 
@@ -136,6 +138,7 @@ enum Op {
         vector: Vec<f32>,
         at: String,
     },
+    FollowUp(evidence::FollowUp),
 }
 
 impl Op {
@@ -175,6 +178,7 @@ impl Op {
                 vector,
                 at: timestamp::format(clock.now()),
             },
+            Write::FollowUp(f) => Self::FollowUp(f),
         })
     }
 
@@ -188,6 +192,7 @@ impl Op {
             Self::SessionEnded { session_id, .. } => format!("session_ended {session_id}"),
             Self::SkillState(c, _) => format!("skill_state {}", c.name),
             Self::SkillEmbedding { hash, .. } => format!("skill_embedding {hash}"),
+            Self::FollowUp(f) => format!("follow_up of turn {}", f.turn_id),
         }
     }
 
@@ -217,6 +222,7 @@ impl Op {
                 vector,
                 at,
             } => skills::put_embedding(conn, model, hash, vector, at),
+            Self::FollowUp(f) => evidence::apply_follow_up(conn, f),
         }
     }
 }

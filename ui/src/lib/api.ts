@@ -127,6 +127,9 @@ export const api = {
   library: () => call("/api/library", "get"),
   installBundled: () => call("/api/library/install-bundled", "post"),
   retrieval: (query: string) => call("/api/retrieval", "post", { body: { query } }),
+  skillHealth: (idle_days?: number) => call("/api/skill-health", "get", { query: { idle_days } }),
+  reviseSkill: (name: string) => call("/api/skills/{name}/revision", "post", { path: { name } }),
+  mergeSkills: (keep: string, absorb: string) => call("/api/skills/{name}/merge", "post", { path: { name: keep }, body: { absorb } }),
   proposals: (status?: ProposalStatus | "all", limit = 100, offset = 0) =>
     call("/api/proposals", "get", { query: { status, limit, offset } }),
   proposal: (id: number) => call("/api/proposals/{id}", "get", { path: { id } }),

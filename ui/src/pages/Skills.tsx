@@ -7,6 +7,7 @@ import { useResource } from "../lib/resource";
 import { href } from "../lib/router";
 import { Badge, Card, Empty, ErrorBox, Kbd, Loading, PageHeader, ScoreBar, Switch } from "../components/ui";
 import { toast } from "../components/toast";
+import { SkillHealthCard } from "./SkillHealth";
 
 export function SkillsPage() {
   const [q, setQ] = useState("");
@@ -111,6 +112,7 @@ export function SkillsPage() {
         </Card>
         <RetrievalBox />
       </div>
+      <SkillHealthCard />
     </div>
   );
 }

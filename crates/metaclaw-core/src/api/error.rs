@@ -204,9 +204,13 @@ impl From<SkillError> for ApiError {
             | SkillError::NoVersion { .. }
             | SkillError::NoSessions
             | SkillError::EmptySession(_) => ErrorCode::NotFound,
-            SkillError::WrongState { .. } | SkillError::Exists(_) | SkillError::Bundled(_) => {
-                ErrorCode::Conflict
-            }
+            SkillError::NoEvolver => ErrorCode::Unavailable,
+            SkillError::Evolver(_) => ErrorCode::Upstream,
+            SkillError::WrongState { .. }
+            | SkillError::Exists(_)
+            | SkillError::Bundled(_)
+            | SkillError::NothingToRevise(_)
+            | SkillError::PendingProposal { .. } => ErrorCode::Conflict,
             SkillError::InvalidName(_) | SkillError::Invalid(_) => ErrorCode::InvalidSkill,
             SkillError::NoFolder | SkillError::Off => ErrorCode::Unavailable,
             SkillError::Io { .. } => ErrorCode::Internal,

@@ -9,6 +9,7 @@ pub mod proposals;
 pub mod scheduler;
 pub mod sessions;
 pub mod settings;
+pub mod skill_health;
 pub mod skills;
 pub mod status;
 pub mod training;
