@@ -317,12 +317,7 @@ impl TurnHook for SkillInjector {
             if ctx.turn_type != TurnType::Main {
                 return;
             }
-            let query = request
-                .body
-                .get("messages")
-                .and_then(Value::as_array)
-                .map(|m| metaclaw_skills::query::from_messages(m))
-                .unwrap_or_default();
+            let query = metaclaw_skills::query::from_messages(&request.messages());
             let retrieval = self.service.retrieve(&query).await;
             let library = self.service.library();
             if let Some(block) = metaclaw_skills::render(&library, &retrieval) {
