@@ -888,7 +888,8 @@ export interface components {
              *       "model_id": "",
              *       "api_base": "",
              *       "api_key": "",
-             *       "timeout_seconds": 600
+             *       "timeout_seconds": 600,
+             *       "responses_api": "auto"
              *     }
              */
             llm: components["schemas"]["LlmConfig"];
@@ -1406,6 +1407,11 @@ export interface components {
              * @default 600
              */
             timeout_seconds: number;
+            /**
+             * @description Whether `/v1/responses` is forwarded as is or translated to chat completions.
+             * @default auto
+             */
+            responses_api: components["schemas"]["ResponsesApi"];
         };
         LlmPatch: {
             api_base?: string | null;
@@ -1558,6 +1564,8 @@ export interface components {
         RejectInput: {
             reason?: string | null;
         };
+        /** @description Whether the upstream serves the OpenAI Responses API (`/v1/responses`). */
+        ResponsesApi: "auto" | "native" | "translate";
         Retrieval: {
             query: string;
             mode: components["schemas"]["RetrievalMethod"];
@@ -2393,6 +2401,7 @@ export type ProviderPreset = components['schemas']['ProviderPreset'];
 export type ProxyConfig = components['schemas']['ProxyConfig'];
 export type RecordsConfig = components['schemas']['RecordsConfig'];
 export type RejectInput = components['schemas']['RejectInput'];
+export type ResponsesApi = components['schemas']['ResponsesApi'];
 export type Retrieval = components['schemas']['Retrieval'];
 export type RetrievalInput = components['schemas']['RetrievalInput'];
 export type RetrievalMethod = components['schemas']['RetrievalMethod'];
