@@ -1,5 +1,5 @@
-//! An upstream answer delivered in arbitrary chunks: SSE parsing, the OpenAI→Anthropic stream
-//! re-encoder, capture of OpenAI and Anthropic streams for the turn log, and the request and
+//! An upstream answer delivered in arbitrary chunks: SSE parsing, the OpenAI→Anthropic and
+//! OpenAI→Responses stream re-encoders, capture of OpenAI and Anthropic streams for the turn log, and the request and
 //! response translators.
 //!
 //! Checks: chunk boundaries never change the events; the re-encoded stream is well-formed
@@ -60,4 +60,26 @@ fuzz_target!(|data: &[u8]| {
             "capture lost the message"
         );
     }
+    // The same stream re-encoded for a Responses client: named events, numbered from 0, ending
+    // in a terminal response event that the capture keeps.
+    let text = std::str::from_utf8(&out.translated_responses).expect("UTF-8");
+    let mut last = "";
+    for (i, event) in text.split_terminator("\n\n").enumerate() {
+        let (name, data) = event
+            .strip_prefix("event: ")
+            .and_then(|e| e.split_once("\ndata: "))
+            .unwrap_or_else(|| panic!("malformed event {event:?}"));
+        let data: Value = serde_json::from_str(data).expect("event data is JSON");
+        assert_eq!(data["type"], name, "event name and type differ");
+        assert_eq!(data["sequence_number"], i as u64, "sequence numbers skip");
+        last = name;
+    }
+    assert!(
+        matches!(last, "response.completed" | "response.incomplete" | "response.failed"),
+        "Responses stream ends with {last:?}"
+    );
+    assert!(
+        out.captured_translated_responses.response.is_some(),
+        "capture lost the response"
+    );
 });

@@ -96,7 +96,7 @@ class Mock:
         return [r for r in reqs if path is None or r["path"] == path]
 
     def llm_requests(self) -> list[dict]:
-        return [r for r in self.requests() if r["path"] in ("/v1/chat/completions", "/v1/messages")]
+        return [r for r in self.requests() if r["path"] in ("/v1/chat/completions", "/v1/messages", "/v1/responses")]
 
     def stats(self) -> dict:
         return self.http.get("/_mock/stats").json()

@@ -587,3 +587,43 @@ assert_eq!(backoff(40), Duration::from_secs(60));\n    }\n}\n";
     }
     body
 }
+
+/// The same agent turn as [`agent_body`], as an OpenAI Responses request (what Codex sends):
+/// the system prompt as `instructions`, the history as input items, flat function tools.
+pub fn responses_agent_body(stream: bool) -> Value {
+    let chat = agent_body(stream);
+    let mut input = Vec::new();
+    let mut instructions = Value::Null;
+    for m in chat["messages"].as_array().into_iter().flatten() {
+        match m["role"].as_str() {
+            Some("system") => instructions = m["content"].clone(),
+            Some("tool") => input.push(json!({"type": "function_call_output",
+                "call_id": m["tool_call_id"], "output": m["content"]})),
+            Some("assistant") if m["tool_calls"].is_array() => {
+                for c in m["tool_calls"].as_array().into_iter().flatten() {
+                    input.push(json!({"type": "function_call", "call_id": c["id"],
+                        "name": c["function"]["name"], "arguments": c["function"]["arguments"]}));
+                }
+            }
+            Some("assistant") => input.push(json!({"type": "message", "role": "assistant",
+                "content": [{"type": "output_text", "text": m["content"], "annotations": []}]})),
+            _ => input.push(json!({"type": "message", "role": m["role"],
+                "content": [{"type": "input_text", "text": m["content"]}]})),
+        }
+    }
+    let tools: Vec<Value> = chat["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|t| {
+            let f = &t["function"];
+            json!({"type": "function", "name": f["name"], "description": f["description"],
+                "parameters": f["parameters"], "strict": false})
+        })
+        .collect();
+    json!({
+        "model": MODEL, "instructions": instructions, "input": input, "tools": tools,
+        "tool_choice": "auto", "parallel_tool_calls": true, "temperature": 0.2,
+        "max_output_tokens": 4096, "store": false, "stream": stream,
+    })
+}

@@ -92,6 +92,19 @@ choice! {
 }
 
 choice! {
+    /// Whether the upstream serves the OpenAI Responses API (`/v1/responses`).
+    ResponsesApi for "llm.responses_api" {
+        /// By provider: OpenAI has it, the others speak chat completions only.
+        #[default]
+        Auto = "auto",
+        /// Forward Responses requests to the upstream unchanged.
+        Native = "native",
+        /// Translate Responses requests to chat completions and back.
+        Translate = "translate",
+    }
+}
+
+choice! {
     /// How skills are picked for injection.
     RetrievalMode for "skills.retrieval_mode" {
         #[default]
@@ -162,6 +175,12 @@ impl Mode {
 }
 
 impl LlmProvider {
+    fn legacy(_: &str) -> Option<Self> {
+        None
+    }
+}
+
+impl ResponsesApi {
     fn legacy(_: &str) -> Option<Self> {
         None
     }

@@ -4,7 +4,9 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::choices::{ClawType, LlmProvider, LossFn, Mode, RetrievalMode, WireFormat};
+use crate::choices::{
+    ClawType, LlmProvider, LossFn, Mode, ResponsesApi, RetrievalMode, WireFormat,
+};
 use crate::home::{Home, expand_tilde, user_home};
 
 /// Served model name when `llm.model_id` is empty (same fallback as upstream).
@@ -120,6 +122,19 @@ pub struct LlmConfig {
     pub api_base: String,
     pub api_key: String,
     pub timeout_seconds: u64,
+    /// Whether `/v1/responses` is forwarded as is or translated to chat completions.
+    pub responses_api: ResponsesApi,
+}
+
+impl LlmConfig {
+    /// Whether the upstream speaks the Responses API itself: as set, else by provider.
+    pub fn upstream_has_responses(&self) -> bool {
+        match self.responses_api {
+            ResponsesApi::Native => true,
+            ResponsesApi::Translate => false,
+            ResponsesApi::Auto => self.provider == LlmProvider::Openai,
+        }
+    }
 }
 
 impl Default for LlmConfig {
@@ -130,6 +145,7 @@ impl Default for LlmConfig {
             api_base: String::new(),
             api_key: String::new(),
             timeout_seconds: 600,
+            responses_api: ResponsesApi::Auto,
         }
     }
 }
@@ -427,6 +443,19 @@ pub struct RecordsConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn responses_api_follows_the_provider_unless_set() {
+        let mut config = Config::default();
+        assert!(!config.llm.upstream_has_responses(), "custom translates");
+        config.llm.provider = LlmProvider::Openai;
+        assert!(config.llm.upstream_has_responses());
+        config.llm.responses_api = ResponsesApi::Translate;
+        assert!(!config.llm.upstream_has_responses());
+        config.llm.provider = LlmProvider::Kimi;
+        config.llm.responses_api = ResponsesApi::Native;
+        assert!(config.llm.upstream_has_responses());
+    }
 
     #[test]
     fn served_model_falls_back_when_empty() {

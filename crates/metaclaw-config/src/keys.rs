@@ -3,7 +3,9 @@
 
 use serde_json::Value;
 
-use crate::choices::{ClawType, LlmProvider, LossFn, Mode, RetrievalMode, WireFormat};
+use crate::choices::{
+    ClawType, LlmProvider, LossFn, Mode, ResponsesApi, RetrievalMode, WireFormat,
+};
 
 /// What a key holds.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -67,6 +69,11 @@ pub(crate) const KEYS: &[KeySpec] = &[
     key("llm.api_base", Kind::Str, URL),
     key("llm.api_key", Kind::Str, STR),
     key("llm.timeout_seconds", Kind::Int, POSITIVE),
+    key(
+        "llm.responses_api",
+        Kind::Choice(ResponsesApi::NAMES),
+        CHOICE,
+    ),
     key("proxy", Kind::Section, SECTION),
     key("proxy.host", Kind::Str, "an IP address or hostname"),
     key("proxy.port", Kind::Int, "an integer 1-65535"),

@@ -209,6 +209,13 @@ const DESCRIBED: &[Described] = &[
     .unit("s")
     .min(1.0),
     d(
+        "llm.responses_api",
+        G::Llm,
+        "Responses API",
+        "Whether the endpoint has /v1/responses (Codex): auto = only OpenAI; \
+         translate = convert to chat completions.",
+    ),
+    d(
         "max_context_tokens",
         G::Llm,
         "Context limit",

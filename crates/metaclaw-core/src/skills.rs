@@ -423,12 +423,7 @@ impl TurnHook for SkillInjector {
             if ctx.turn_type != TurnType::Main {
                 return;
             }
-            let query = request
-                .body
-                .get("messages")
-                .and_then(Value::as_array)
-                .map(|m| metaclaw_skills::query::from_messages(m))
-                .unwrap_or_default();
+            let query = metaclaw_skills::query::from_messages(&request.messages());
             let mut retrieval = self.service.retrieve(&query).await;
             let controls = self.service.hold_out(&ctx.session_id, &mut retrieval);
             let library = self.service.library();

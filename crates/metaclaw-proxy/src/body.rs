@@ -186,6 +186,161 @@ pub fn validate_messages(body: &Map<String, Value>) -> Result<(), ProxyError> {
     Ok(())
 }
 
+fn is_number(v: &Value) -> bool {
+    v.is_number()
+}
+
+fn input_error(path: String, message: String) -> ProxyError {
+    ProxyError::bad_param(&path, format!("`{path}` {message}"))
+}
+
+/// The string field `key` of the item at `path`, required.
+fn item_string(item: &Map<String, Value>, path: &str, key: &str) -> Result<(), ProxyError> {
+    match item.get(key) {
+        Some(Value::String(_)) => Ok(()),
+        None | Some(Value::Null) => Err(input_error(
+            format!("{path}.{key}"),
+            "is required: a string".into(),
+        )),
+        Some(v) => Err(input_error(
+            format!("{path}.{key}"),
+            format!("must be a string, got {}", kind(v)),
+        )),
+    }
+}
+
+fn check_input_item(i: usize, item: &Value) -> Result<(), ProxyError> {
+    let path = format!("input[{i}]");
+    let Some(obj) = item.as_object() else {
+        return Err(input_error(
+            path,
+            format!("must be an object, got {}", kind(item)),
+        ));
+    };
+    let kind_of = match obj.get("type") {
+        None | Some(Value::Null) => "message",
+        Some(Value::String(t)) => t.as_str(),
+        Some(v) => {
+            return Err(input_error(
+                format!("{path}.type"),
+                format!("must be a string, got {}", kind(v)),
+            ));
+        }
+    };
+    match kind_of {
+        "message" => {
+            let role = obj.get("role").and_then(Value::as_str);
+            if !matches!(role, Some("user" | "assistant" | "system" | "developer")) {
+                return Err(input_error(
+                    format!("{path}.role"),
+                    "must be one of \"user\", \"assistant\", \"system\", \"developer\"".into(),
+                ));
+            }
+            match obj.get("content") {
+                Some(Value::String(_)) => {}
+                Some(Value::Array(parts)) => {
+                    for (j, part) in parts.iter().enumerate() {
+                        if !part.get("type").is_some_and(Value::is_string) {
+                            return Err(input_error(
+                                format!("{path}.content[{j}]"),
+                                "must be an object with a string `type`".into(),
+                            ));
+                        }
+                    }
+                }
+                _ => {
+                    return Err(input_error(
+                        format!("{path}.content"),
+                        "is required: a string or an array of content parts".into(),
+                    ));
+                }
+            }
+        }
+        "function_call" => {
+            for key in ["call_id", "name", "arguments"] {
+                item_string(obj, &path, key)?;
+            }
+        }
+        "function_call_output" => {
+            item_string(obj, &path, "call_id")?;
+            if !obj
+                .get("output")
+                .is_some_and(|o| o.is_string() || o.is_array())
+            {
+                return Err(input_error(
+                    format!("{path}.output"),
+                    "is required: a string or an array of content parts".into(),
+                ));
+            }
+        }
+        // Reasoning and the other item types are relayed or dropped as they are.
+        _ => {}
+    }
+    Ok(())
+}
+
+/// Check the parts of a `/v1/responses` body the proxy relies on, naming the field at fault
+/// (`input[2].call_id`) as the Responses API does.
+pub fn validate_responses(body: &Map<String, Value>) -> Result<(), ProxyError> {
+    match body.get("input") {
+        Some(Value::String(_)) => {}
+        Some(Value::Array(items)) => {
+            for (i, item) in items.iter().enumerate() {
+                check_input_item(i, item)?;
+            }
+        }
+        None | Some(Value::Null) => {
+            return Err(ProxyError::bad_param(
+                "input",
+                "`input` is required: a string or an array of input items",
+            ));
+        }
+        Some(other) => {
+            return Err(ProxyError::bad_param(
+                "input",
+                format!(
+                    "`input` must be a string or an array of input items, got {}",
+                    kind(other)
+                ),
+            ));
+        }
+    }
+    expect_type(body, "model", Value::is_string, "a string")?;
+    expect_type(body, "instructions", Value::is_string, "a string")?;
+    expect_type(body, "stream", Value::is_boolean, "a boolean")?;
+    expect_type(body, "store", Value::is_boolean, "a boolean")?;
+    expect_type(
+        body,
+        "max_output_tokens",
+        is_count,
+        "a non-negative integer",
+    )?;
+    expect_type(body, "temperature", is_number, "a number")?;
+    expect_type(body, "top_p", is_number, "a number")?;
+    expect_type(body, "previous_response_id", Value::is_string, "a string")?;
+    expect_type(
+        body,
+        "tool_choice",
+        |v| v.is_string() || v.is_object(),
+        "a string or an object",
+    )?;
+    expect_type(body, "tools", Value::is_array, "an array")?;
+    let tools = body.get("tools").and_then(Value::as_array);
+    for (i, tool) in tools.into_iter().flatten().enumerate() {
+        let path = format!("tools[{i}]");
+        let Some(obj) = tool.as_object() else {
+            return Err(input_error(
+                path,
+                format!("must be an object, got {}", kind(tool)),
+            ));
+        };
+        if obj.get("type").and_then(Value::as_str) == Some("function") {
+            item_string(obj, &path, "name")?;
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -262,5 +417,43 @@ mod tests {
         assert!(validate_messages(&obj(bad)).is_err());
         let bad = json!({"messages": [{"role": "user"}]});
         assert!(validate_messages(&obj(bad)).is_err());
+    }
+
+    #[test]
+    fn responses_errors_name_the_field() {
+        let param = |v: Value| match validate_responses(&obj(v)) {
+            Err(ProxyError::BadRequest { param, message }) => (param.unwrap(), message),
+            other => panic!("expected a bad request, got {other:?}"),
+        };
+        assert!(validate_responses(&obj(json!({"input": "hi"}))).is_ok());
+        assert_eq!(param(json!({"model": "m"})).0, "input");
+        assert_eq!(param(json!({"input": 3})).0, "input");
+        let (p, m) = param(json!({"input": [{"type": "function_call_output", "output": "x"}]}));
+        assert_eq!(p, "input[0].call_id");
+        assert!(m.contains("`input[0].call_id` is required"), "{m}");
+        assert_eq!(
+            param(json!({"input": [{"role": "user", "content": "a"}, {"role": "robot", "content": "b"}]})).0,
+            "input[1].role"
+        );
+        assert_eq!(
+            param(json!({"input": [{"type": "function_call", "call_id": "c", "name": "f", "arguments": {}}]})).0,
+            "input[0].arguments"
+        );
+        assert_eq!(
+            param(json!({"input": "x", "max_output_tokens": "5"})).0,
+            "max_output_tokens"
+        );
+        assert_eq!(
+            param(json!({"input": "x", "tools": [{"type": "function"}]})).0,
+            "tools[0].name"
+        );
+        assert_eq!(param(json!({"input": "x", "stream": "yes"})).0, "stream");
+        let codex = json!({"input": [{"type": "reasoning", "id": "rs", "summary": []},
+            {"type": "web_search_call", "id": "ws"}], "tools": [{"type": "web_search"}],
+            "client_metadata": {}, "include": ["reasoning.encrypted_content"]});
+        assert!(
+            validate_responses(&obj(codex)).is_ok(),
+            "unknown items and keys pass"
+        );
     }
 }

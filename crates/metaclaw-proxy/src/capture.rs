@@ -43,6 +43,82 @@ pub async fn assemble(dialect: Dialect, stream: bool, bytes: Bytes) -> Assembled
     }
 }
 
+/// A captured Responses API answer (streamed or whole), as the `response` object it carried.
+pub async fn assemble_responses(stream: bool, bytes: Bytes) -> Assembled {
+    if !stream {
+        let response = serde_json::from_slice::<Value>(&bytes).ok();
+        let usage = response.as_ref().map(responses_usage).unwrap_or_default();
+        return Assembled {
+            response,
+            usage,
+            stream_error: None,
+        };
+    }
+    let events: Vec<(String, String)> = futures_util::stream::iter([Ok::<_, Infallible>(bytes)])
+        .eventsource()
+        .filter_map(|e| async move { e.ok().map(|e| (e.event, e.data)) })
+        .collect()
+        .await;
+    let mut base: Option<Value> = None;
+    let mut items: BTreeMap<u64, Value> = BTreeMap::new();
+    let mut last: Option<Value> = None;
+    let mut stream_error = None;
+    for (_, data) in &events {
+        let Ok(ev) = serde_json::from_str::<Value>(data) else {
+            continue;
+        };
+        let response = ev.get("response").filter(|r| r.is_object());
+        match ev.get("type").and_then(Value::as_str) {
+            Some("response.created") => base = response.cloned(),
+            Some("response.output_item.done") => {
+                let index = ev.get("output_index").and_then(Value::as_u64).unwrap_or(0);
+                if let Some(item) = ev.get("item").filter(|i| i.is_object()) {
+                    items.insert(index, item.clone());
+                }
+            }
+            Some("response.completed" | "response.incomplete") => last = response.cloned(),
+            Some("response.failed") => {
+                stream_error = response
+                    .and_then(|r| r.pointer("/error/message"))
+                    .and_then(Value::as_str)
+                    .map(str::to_owned)
+                    .or(stream_error);
+                last = response.cloned();
+            }
+            Some("error") => {
+                stream_error = ev
+                    .get("message")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned)
+                    .or_else(|| error_message(&ev));
+            }
+            _ => {}
+        }
+    }
+    // A stream cut before its terminal event: what was finished so far.
+    let response = last.or_else(|| {
+        base.map(|mut b| {
+            b["output"] = Value::Array(items.into_values().collect());
+            b
+        })
+    });
+    let usage = response.as_ref().map(responses_usage).unwrap_or_default();
+    Assembled {
+        response,
+        usage,
+        stream_error,
+    }
+}
+
+fn responses_usage(v: &Value) -> Usage {
+    let u = v.get("usage");
+    let get = |key: &str| u.and_then(|u| u.get(key)).and_then(Value::as_u64);
+    Usage {
+        input_tokens: get("input_tokens"),
+        output_tokens: get("output_tokens"),
+    }
+}
+
 fn usage_of(dialect: Dialect, v: &Value) -> Usage {
     let Some(u) = v.get("usage").filter(|u| u.is_object()) else {
         return Usage::default();
@@ -362,6 +438,37 @@ mod tests {
                 output_tokens: Some(9)
             }
         );
+    }
+
+    #[tokio::test]
+    async fn responses_stream_keeps_the_final_response_or_the_finished_items() {
+        let created = json!({"type": "response.created", "sequence_number": 0,
+            "response": {"id": "resp_1", "status": "in_progress", "output": []}});
+        let item = json!({"type": "message", "content": [{"type": "output_text", "text": "hi"}]});
+        let done = json!({"type": "response.output_item.done", "sequence_number": 1,
+            "output_index": 0, "item": item});
+        let completed = json!({"type": "response.completed", "sequence_number": 2,
+            "response": {"id": "resp_1", "status": "completed", "output": [item],
+            "usage": {"input_tokens": 4, "output_tokens": 2}}});
+        let whole = sse(&[
+            ("response.created", created.clone()),
+            ("response.output_item.done", done.clone()),
+            ("response.completed", completed),
+        ]);
+        let a = assemble_responses(true, whole).await;
+        assert_eq!(a.response.unwrap()["status"], "completed");
+        assert_eq!(a.usage.output_tokens, Some(2));
+        let cut = sse(&[
+            ("response.created", created),
+            ("response.output_item.done", done),
+            (
+                "error",
+                json!({"type": "error", "message": "boom", "sequence_number": 2}),
+            ),
+        ]);
+        let a = assemble_responses(true, cut).await;
+        assert_eq!(a.response.unwrap()["output"][0]["content"][0]["text"], "hi");
+        assert_eq!(a.stream_error.as_deref(), Some("boom"));
     }
 
     #[tokio::test]

@@ -1,5 +1,6 @@
-//! The request path shared by `/v1/chat/completions` and `/v1/messages`: check, assign a
-//! session, run hooks, truncate, forward, and relay the answer as it arrives.
+//! The request path shared by `/v1/chat/completions`, `/v1/messages` and `/v1/responses`:
+//! check, assign a session, run hooks, truncate, forward, and relay the answer as it arrives
+//! (byte for byte when the upstream speaks the client's API, re-encoded otherwise).
 
 use std::time::Instant;
 
@@ -10,15 +11,18 @@ use bytes::{Bytes, BytesMut};
 use eventsource_stream::Eventsource;
 use futures_util::StreamExt;
 use metaclaw_domain::Dialect;
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
-use crate::anthropic::stream::{AnthropicEncoder, Relayed, write_event};
+use crate::anthropic::stream::AnthropicEncoder;
 use crate::anthropic::translate;
 use crate::body;
 use crate::error::{ProxyError, anthropic_error_type, upstream_message};
-use crate::hooks::{PreparedRequest, TurnContext};
+use crate::hooks::{ClientApi, PreparedRequest, TurnContext};
 use crate::local::{self, LocalModel};
+use crate::reencode::{Reencode, Relayed, write_event};
+use crate::responses::{self, stream::ResponsesEncoder};
 use crate::session::SessionHints;
+use crate::settings::UpstreamSettings;
 use crate::state::{Inner, ProxyState};
 use crate::truncate;
 use crate::turn::TurnGuard;
@@ -27,11 +31,49 @@ pub(crate) async fn serve(
     state: ProxyState,
     headers: HeaderMap,
     body: Body,
-    client: Dialect,
+    api: ClientApi,
 ) -> Response {
-    match serve_turn(&state, &headers, body, client).await {
+    match serve_turn(&state, &headers, body, api).await {
         Ok(resp) => resp,
-        Err(err) => err.into_response_for(client),
+        Err(err) => err.into_response_for(api.dialect()),
+    }
+}
+
+/// How a request reaches the upstream.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Route {
+    /// Same API on both sides: the body goes as it is and the answer comes back byte for byte.
+    Same,
+    /// Anthropic client, chat-completions upstream.
+    MessagesToChat,
+    /// Responses client, chat-completions upstream.
+    ResponsesToChat,
+}
+
+impl Route {
+    fn pick(api: ClientApi, upstream: &UpstreamSettings) -> Result<Self, ProxyError> {
+        match (api, upstream.dialect) {
+            (ClientApi::Messages, Dialect::Anthropic) => Ok(Self::Same),
+            (ClientApi::Messages, Dialect::OpenAi) => Ok(Self::MessagesToChat),
+            (ClientApi::ChatCompletions, Dialect::OpenAi) => Ok(Self::Same),
+            (ClientApi::Responses, Dialect::OpenAi) if upstream.responses => Ok(Self::Same),
+            (ClientApi::Responses, Dialect::OpenAi) => Ok(Self::ResponsesToChat),
+            (ClientApi::ChatCompletions | ClientApi::Responses, Dialect::Anthropic) => {
+                Err(ProxyError::Unsupported(
+                    "llm.provider is `anthropic`: send Anthropic Messages requests to \
+                     /v1/messages, or set llm.api_base to an OpenAI-compatible endpoint"
+                        .into(),
+                ))
+            }
+        }
+    }
+
+    fn url(self, api: ClientApi, up: &UpstreamSettings) -> String {
+        match (self, api) {
+            (Self::Same, ClientApi::Messages) => up.messages_url(),
+            (Self::Same, ClientApi::Responses) => up.responses_url(),
+            _ => up.chat_url(),
+        }
     }
 }
 
@@ -39,24 +81,23 @@ async fn serve_turn(
     state: &ProxyState,
     headers: &HeaderMap,
     raw: Body,
-    client: Dialect,
+    api: ClientApi,
 ) -> Result<Response, ProxyError> {
     let inner = &state.inner();
     let started = Instant::now();
     let started_at = inner.clock.now();
     crate::auth::check(headers, &inner.settings.api_key)?;
+    let client = api.dialect();
     let upstream = inner.settings.upstream.dialect;
-    if client == Dialect::OpenAi && upstream == Dialect::Anthropic {
-        return Err(ProxyError::Unsupported(
-            "llm.provider is `anthropic`: send Anthropic Messages requests to /v1/messages, \
-             or set llm.api_base to an OpenAI-compatible endpoint"
-                .into(),
-        ));
-    }
+    let route = Route::pick(api, &inner.settings.upstream)?;
     let mut body = body::read_json_object(raw, inner.settings.max_body_bytes).await?;
-    match client {
-        Dialect::OpenAi => body::validate_chat(&body)?,
-        Dialect::Anthropic => body::validate_messages(&body)?,
+    match api {
+        ClientApi::ChatCompletions => body::validate_chat(&body)?,
+        ClientApi::Messages => body::validate_messages(&body)?,
+        ClientApi::Responses => body::validate_responses(&body)?,
+    }
+    if route == Route::ResponsesToChat {
+        responses::translate::check_translatable(&body)?;
     }
     let hints = SessionHints::extract(headers, &mut body, client);
     let assigned = inner.sessions.assign(&hints);
@@ -70,30 +111,31 @@ async fn serve_turn(
         dialect: client,
     };
     let mut request = PreparedRequest {
-        dialect: client,
+        api,
         body,
         injected: Vec::new(),
         skill_generation: None,
     };
     inner.hooks.before_forward(&ctx, &mut request).await;
-    let dropped = truncate::truncate(
-        &mut request.body,
-        inner.settings.max_context_tokens,
-        client,
-        inner.counter.as_ref(),
-    );
+    let max_context = inner.settings.max_context_tokens;
+    let counter = inner.counter.as_ref();
+    let dropped = match api {
+        ClientApi::Responses => truncate::truncate_input(&mut request.body, max_context, counter),
+        _ => truncate::truncate(&mut request.body, max_context, client, counter),
+    };
     if dropped > 0 {
         tracing::debug!(turn_id = %ctx.turn_id, dropped, "truncated to max_context_tokens");
     }
     if let Some(local) = inner.local.clone().filter(|l| l.serves(&ctx)) {
         let guard = TurnGuard::new(inner.clone(), ctx, assigned, request, started, started_at);
-        return serve_local(local.as_ref(), guard, client).await;
+        return serve_local(local.as_ref(), guard, inner).await;
     }
-    let payload = match (client, upstream) {
-        (Dialect::Anthropic, Dialect::OpenAi) => {
-            serde_json::to_vec(&translate::request_to_openai(&request.body))
+    let payload = match route {
+        Route::MessagesToChat => serde_json::to_vec(&translate::request_to_openai(&request.body)),
+        Route::ResponsesToChat => {
+            serde_json::to_vec(&responses::translate::request_to_chat(&request.body))
         }
-        _ => serde_json::to_vec(&request.body),
+        Route::Same => serde_json::to_vec(&request.body),
     }
     .map_err(|e| ProxyError::bad_request(format!("could not encode the request: {e}")))?;
     let model = request
@@ -102,10 +144,20 @@ async fn serve_turn(
         .and_then(Value::as_str)
         .unwrap_or_default()
         .to_owned();
+    let translation = match route {
+        Route::Same => None,
+        Route::MessagesToChat => Some(Translation::Messages { model }),
+        Route::ResponsesToChat => Some(Translation::Responses {
+            request: ResponsesEncoder::echo_of(&request.body),
+            model,
+            created_at: started_at.timestamp(),
+        }),
+    };
 
     let mut guard = TurnGuard::new(inner.clone(), ctx, assigned, request, started, started_at);
     let stream = guard.is_stream();
-    let resp = match send(inner, headers, payload, upstream).await {
+    let url = route.url(api, &inner.settings.upstream);
+    let resp = match send(inner, headers, url, payload, upstream).await {
         Ok(r) => r,
         Err(e) => {
             guard.unreachable(e.status().as_u16(), e.to_string());
@@ -123,23 +175,62 @@ async fn serve_turn(
         return Err(ProxyError::Upstream { status, body });
     }
     let ids = turn_headers(guard.ctx());
-    let mut response = if stream {
-        relay_stream(guard, resp, client, upstream, &model)
-    } else {
-        relay_whole(guard, resp, client, upstream, &model, inner).await?
+    let mut response = match (stream, translation) {
+        (true, None) => sse_response(Body::from_stream(passthrough(guard, resp, api))),
+        (true, Some(t)) => sse_response(Body::from_stream(translated(guard, resp, t.encoder()))),
+        (false, t) => relay_whole(guard, resp, t, inner).await?,
     };
     response.headers_mut().extend(ids);
     Ok(response)
+}
+
+/// What a translated answer is turned into, with what it needs for that.
+enum Translation {
+    Messages {
+        model: String,
+    },
+    Responses {
+        /// The settings of the request as forwarded, which a response object echoes.
+        request: Map<String, Value>,
+        model: String,
+        created_at: i64,
+    },
+}
+
+impl Translation {
+    fn encoder(self) -> Box<dyn Reencode> {
+        match self {
+            Self::Messages { model } => Box::new(AnthropicEncoder::new(&model)),
+            Self::Responses {
+                request,
+                model,
+                created_at,
+            } => Box::new(ResponsesEncoder::new(&request, &model, created_at)),
+        }
+    }
+
+    /// A whole chat completion in the client's API.
+    fn whole(&self, completion: &Value) -> Value {
+        match self {
+            Self::Messages { model } => translate::response_to_anthropic(completion, model),
+            Self::Responses {
+                request,
+                model,
+                created_at,
+            } => responses::response_from_chat(completion, request, model, *created_at),
+        }
+    }
 }
 
 /// Answers from the in-process model and shapes the answer like an upstream's.
 async fn serve_local(
     local: &dyn LocalModel,
     mut guard: TurnGuard,
-    client: Dialect,
+    inner: &Inner,
 ) -> Result<Response, ProxyError> {
+    let api = guard.request().api;
     let body = &guard.request().body;
-    let request = local::openai_request(client, body);
+    let request = local::openai_request(api, body);
     let model = body
         .get("model")
         .and_then(Value::as_str)
@@ -150,6 +241,13 @@ async fn serve_local(
         .and_then(|o| o.get("include_usage"))
         .and_then(Value::as_bool)
         == Some(true);
+    let shape = local::Shape {
+        api,
+        model,
+        include_usage,
+        responses_request: (api == ClientApi::Responses).then(|| ResponsesEncoder::echo_of(body)),
+        created_at: inner.clock.now().timestamp(),
+    };
     let completion = match local.complete(guard.ctx(), request).await {
         Ok(c) => c,
         Err(e) => {
@@ -160,7 +258,7 @@ async fn serve_local(
     };
     let ids = turn_headers(guard.ctx());
     let mut response = if guard.is_stream() {
-        let events = local::events(client, &completion, &model, include_usage);
+        let events = shape.events(&completion);
         for e in &events {
             guard.on_chunk(e);
         }
@@ -169,7 +267,7 @@ async fn serve_local(
             futures_util::stream::iter(events.into_iter().map(Ok::<_, std::convert::Infallible>));
         sse_response(Body::from_stream(stream))
     } else {
-        whole_response(guard, local::whole(client, &completion, &model))
+        whole_response(guard, shape.whole(&completion))
     };
     response.headers_mut().extend(ids);
     Ok(response)
@@ -186,9 +284,10 @@ fn turn_headers(ctx: &TurnContext) -> HeaderMap {
     h
 }
 
-async fn send(
+pub(crate) async fn send(
     inner: &Inner,
     client_headers: &HeaderMap,
+    url: String,
     payload: Vec<u8>,
     upstream: Dialect,
 ) -> Result<reqwest::Response, ProxyError> {
@@ -202,10 +301,6 @@ async fn send(
                 .into(),
         ));
     }
-    let url = match upstream {
-        Dialect::OpenAi => up.chat_url(),
-        Dialect::Anthropic => up.messages_url(),
-    };
     let mut rb = inner
         .client
         .post(url)
@@ -282,9 +377,7 @@ fn describe(e: &(dyn std::error::Error + 'static)) -> String {
 async fn relay_whole(
     mut guard: TurnGuard,
     resp: reqwest::Response,
-    client: Dialect,
-    upstream: Dialect,
-    model: &str,
+    translation: Option<Translation>,
     inner: &Inner,
 ) -> Result<Response, ProxyError> {
     let timeout = inner.settings.upstream.timeout;
@@ -304,18 +397,17 @@ async fn relay_whole(
             return Err(err);
         }
     };
-    let out = if client == upstream {
-        bytes
-    } else {
-        let parsed: Value = serde_json::from_slice(&bytes).map_err(|e| {
-            let err = ProxyError::UpstreamUnreachable(format!(
-                "the upstream answered with invalid JSON: {e}"
-            ));
-            guard.unreachable(502, err.to_string());
-            err
-        })?;
-        Bytes::from(translate::response_to_anthropic(&parsed, model).to_string())
+    let Some(translation) = translation else {
+        return Ok(whole_response(guard, bytes));
     };
+    let parsed: Value = serde_json::from_slice(&bytes).map_err(|e| {
+        let err = ProxyError::UpstreamUnreachable(format!(
+            "the upstream answered with invalid JSON: {e}"
+        ));
+        guard.unreachable(502, err.to_string());
+        err
+    })?;
+    let out = Bytes::from(translation.whole(&parsed).to_string());
     Ok(whole_response(guard, out))
 }
 
@@ -344,15 +436,21 @@ fn sse_response(body: Body) -> Response {
 }
 
 /// The event a client sees when the upstream stream breaks off midway.
-fn broken_event(client: Dialect, message: &str) -> Bytes {
+fn broken_event(api: ClientApi, message: &str) -> Bytes {
     let mut out = BytesMut::new();
-    match client {
-        Dialect::OpenAi => {
+    match api {
+        ClientApi::ChatCompletions => {
             let data = json!({"error": {"message": message, "type": "api_error", "param": null,
                 "code": "upstream_stream_broken"}});
             out.extend_from_slice(format!("data: {data}\n\n").as_bytes());
         }
-        Dialect::Anthropic => write_event(
+        ClientApi::Responses => write_event(
+            &mut out,
+            "error",
+            &json!({"type": "error", "code": "upstream_stream_broken", "message": message,
+                "param": null}),
+        ),
+        ClientApi::Messages => write_event(
             &mut out,
             "error",
             &json!({"type": "error", "error": {"type": anthropic_error_type(StatusCode::BAD_GATEWAY), "message": message}}),
@@ -361,24 +459,11 @@ fn broken_event(client: Dialect, message: &str) -> Bytes {
     out.freeze()
 }
 
-fn relay_stream(
-    guard: TurnGuard,
-    resp: reqwest::Response,
-    client: Dialect,
-    upstream: Dialect,
-    model: &str,
-) -> Response {
-    if client == upstream {
-        return sse_response(Body::from_stream(passthrough(guard, resp, client)));
-    }
-    sse_response(Body::from_stream(translated(guard, resp, model.to_owned())))
-}
-
 /// Same dialect on both sides: forward each upstream chunk untouched, as it arrives.
 fn passthrough(
     guard: TurnGuard,
     resp: reqwest::Response,
-    client: Dialect,
+    api: ClientApi,
 ) -> impl futures_util::Stream<Item = Result<Bytes, std::convert::Infallible>> + Send {
     let upstream = resp.bytes_stream();
     futures_util::stream::unfold(
@@ -394,7 +479,7 @@ fn passthrough(
                 }
                 Some(Err(e)) => {
                     let message = format!("the upstream stream broke off: {}", describe(&e));
-                    let event = broken_event(client, &message);
+                    let event = broken_event(api, &message);
                     guard.on_chunk(&event);
                     guard.broken(message);
                     Some((Ok(event), (up, guard, true)))
@@ -408,14 +493,14 @@ fn passthrough(
     )
 }
 
-/// OpenAI upstream, Anthropic client: re-encode each chunk as Anthropic events.
+/// Chat-completions upstream, another API's client: re-encode each chunk as the client's
+/// events.
 fn translated(
     guard: TurnGuard,
     resp: reqwest::Response,
-    model: String,
+    encoder: Box<dyn Reencode>,
 ) -> impl futures_util::Stream<Item = Result<Bytes, std::convert::Infallible>> + Send {
     let events = resp.bytes_stream().eventsource();
-    let encoder = AnthropicEncoder::new(&model);
     futures_util::stream::unfold(
         (events, guard, encoder, false),
         |(mut events, mut guard, mut enc, done)| async move {
@@ -426,7 +511,7 @@ fn translated(
                 let mut out = BytesMut::new();
                 let mut finished = false;
                 match events.next().await {
-                    Some(Ok(ev)) => match enc.event(&ev.data, &mut out) {
+                    Some(Ok(ev)) => match enc.on_event(&ev.data, &mut out) {
                         Relayed::More => {}
                         Relayed::Done => {
                             guard.complete();
@@ -439,13 +524,13 @@ fn translated(
                     },
                     Some(Err(e)) => {
                         let message = format!("the upstream stream broke off: {e}");
-                        enc.fail("api_error", &message, &mut out);
+                        enc.on_broken(&message, &mut out);
                         guard.broken(message);
                         finished = true;
                     }
                     None => {
                         // Some servers end without `[DONE]`; a stream cut before any finish is broken.
-                        enc.finish(&mut out);
+                        enc.on_end(&mut out);
                         guard.complete();
                         finished = true;
                     }

@@ -1,6 +1,7 @@
 //! Extension points around the request path, so features (skill injection, recording,
 //! training samples) plug in without adding branches to the handlers.
 
+use std::borrow::Cow;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -17,10 +18,32 @@ pub struct TurnContext {
     pub dialect: Dialect,
 }
 
-/// A request body in the client's dialect, about to be forwarded.
+/// The `/v1` endpoint a request came in on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClientApi {
+    /// `/v1/chat/completions`
+    ChatCompletions,
+    /// `/v1/messages`
+    Messages,
+    /// `/v1/responses`
+    Responses,
+}
+
+impl ClientApi {
+    /// The wire family: errors, session keys and the turn log follow it (a Responses turn is
+    /// logged in its chat-completions form, see `turn`).
+    pub fn dialect(self) -> Dialect {
+        match self {
+            Self::ChatCompletions | Self::Responses => Dialect::OpenAi,
+            Self::Messages => Dialect::Anthropic,
+        }
+    }
+}
+
+/// A request body in the client's API shape, about to be forwarded.
 #[derive(Debug)]
 pub struct PreparedRequest {
-    pub dialect: Dialect,
+    pub api: ClientApi,
     pub body: Map<String, Value>,
     /// What hooks added to the request, kept in the turn log (`TurnRecord::injected`).
     pub injected: Vec<Value>,
@@ -29,11 +52,41 @@ pub struct PreparedRequest {
 }
 
 impl PreparedRequest {
+    pub fn dialect(&self) -> Dialect {
+        self.api.dialect()
+    }
+
+    /// The conversation as a list of messages: `messages` as sent for chat completions and
+    /// Anthropic Messages, the chat-completions form of `instructions` + `input` for the
+    /// Responses API (what query extraction reads).
+    pub fn messages(&self) -> Cow<'_, [Value]> {
+        match self.api {
+            ClientApi::Responses => {
+                Cow::Owned(crate::responses::translate::chat_messages(&self.body))
+            }
+            _ => match self.body.get("messages") {
+                Some(Value::Array(m)) => Cow::Borrowed(m.as_slice()),
+                _ => Cow::Owned(Vec::new()),
+            },
+        }
+    }
+
     /// Append a block of text to the system prompt at a stable position (the end), so the
     /// agent's own prefix stays byte-identical and provider prompt caches keep working.
+    /// For the Responses API that is `instructions`.
     pub fn append_system(&mut self, text: &str) {
-        match self.dialect {
-            Dialect::OpenAi => {
+        match self.api {
+            ClientApi::Responses => match self.body.get_mut("instructions") {
+                Some(Value::String(s)) if !s.is_empty() => {
+                    s.push_str("\n\n");
+                    s.push_str(text);
+                }
+                _ => {
+                    self.body
+                        .insert("instructions".into(), Value::String(text.to_owned()));
+                }
+            },
+            ClientApi::ChatCompletions => {
                 let Some(Value::Array(messages)) = self.body.get_mut("messages") else {
                     return;
                 };
@@ -50,7 +103,7 @@ impl PreparedRequest {
                     }
                 }
             }
-            Dialect::Anthropic => {
+            ClientApi::Messages => {
                 let block = serde_json::json!({"type": "text", "text": text});
                 match self.body.get_mut("system") {
                     Some(Value::Array(blocks)) => blocks.push(block),
@@ -127,9 +180,9 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn req(dialect: Dialect, body: Value) -> PreparedRequest {
+    fn req(api: ClientApi, body: Value) -> PreparedRequest {
         PreparedRequest {
-            dialect,
+            api,
             body: body.as_object().unwrap().clone(),
             injected: vec![],
             skill_generation: None,
@@ -139,14 +192,14 @@ mod tests {
     #[test]
     fn appends_after_the_last_system_message() {
         let mut r = req(
-            Dialect::OpenAi,
+            ClientApi::ChatCompletions,
             json!({"messages": [
             {"role": "system", "content": "agent prompt"}, {"role": "user", "content": "hi"}]}),
         );
         r.append_system("SKILLS");
         assert_eq!(r.body["messages"][0]["content"], "agent prompt\n\nSKILLS");
         let mut r = req(
-            Dialect::OpenAi,
+            ClientApi::ChatCompletions,
             json!({"messages": [{"role": "user", "content": "hi"}]}),
         );
         r.append_system("SKILLS");
@@ -157,11 +210,32 @@ mod tests {
     }
 
     #[test]
+    fn responses_skills_go_to_instructions() {
+        let mut r = req(
+            ClientApi::Responses,
+            json!({"instructions": "Be brief.", "input": "hi"}),
+        );
+        r.append_system("SKILLS");
+        assert_eq!(r.body["instructions"], "Be brief.\n\nSKILLS");
+        let mut r = req(ClientApi::Responses, json!({"input": "hi"}));
+        r.append_system("SKILLS");
+        assert_eq!(r.body["instructions"], "SKILLS");
+        assert_eq!(r.body["input"], "hi", "the input is left as sent");
+        assert_eq!(
+            r.messages().to_vec(),
+            vec![
+                json!({"role": "system", "content": "SKILLS"}),
+                json!({"role": "user", "content": "hi"})
+            ]
+        );
+    }
+
+    #[test]
     fn anthropic_system_gets_an_extra_block_and_keeps_cached_ones() {
         let stable =
             json!({"type": "text", "text": "stable", "cache_control": {"type": "ephemeral"}});
         let mut r = req(
-            Dialect::Anthropic,
+            ClientApi::Messages,
             json!({"system": [stable.clone()], "messages": []}),
         );
         r.append_system("SKILLS");
@@ -170,7 +244,7 @@ mod tests {
             json!([stable, {"type": "text", "text": "SKILLS"}])
         );
         let mut r = req(
-            Dialect::Anthropic,
+            ClientApi::Messages,
             json!({"system": "plain", "messages": []}),
         );
         r.append_system("SKILLS");

@@ -1,21 +1,22 @@
 //! Models the daemon serves itself (the RL policy) instead of forwarding upstream.
 //!
 //! A local model answers with one complete OpenAI `chat.completion`; this module turns it
-//! into whatever the client asked for: OpenAI or Anthropic, whole or as a well-formed SSE
-//! sequence. One mechanism for both dialects: streams are OpenAI chunks, re-encoded for
-//! Anthropic clients by the same encoder that translates upstream streams.
+//! into whatever the client asked for: chat completions, Anthropic Messages or Responses,
+//! whole or as a well-formed SSE sequence. One mechanism for all: streams are OpenAI chunks,
+//! re-encoded for the other APIs by the same encoders that translate upstream streams.
 
 use std::future::Future;
 use std::pin::Pin;
 
 use bytes::{Bytes, BytesMut};
-use metaclaw_domain::Dialect;
 use serde_json::{Map, Value, json};
 
 use crate::anthropic::stream::AnthropicEncoder;
 use crate::anthropic::translate;
 use crate::error::ProxyError;
-use crate::hooks::TurnContext;
+use crate::hooks::{ClientApi, TurnContext};
+use crate::reencode::Reencode;
+use crate::responses::{self, stream::ResponsesEncoder};
 
 /// Why a local model could not answer.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -55,52 +56,74 @@ pub trait LocalModel: Send + Sync + 'static {
 }
 
 /// The request in OpenAI shape, whatever the client sent.
-pub(crate) fn openai_request(client: Dialect, body: &Map<String, Value>) -> Map<String, Value> {
-    match client {
-        Dialect::OpenAi => body.clone(),
-        Dialect::Anthropic => translate::request_to_openai(body),
+pub(crate) fn openai_request(api: ClientApi, body: &Map<String, Value>) -> Map<String, Value> {
+    match api {
+        ClientApi::ChatCompletions => body.clone(),
+        ClientApi::Messages => translate::request_to_openai(body),
+        ClientApi::Responses => responses::translate::request_to_chat(body),
     }
 }
 
-/// The completion as a non-streamed body in the client's dialect.
-pub(crate) fn whole(client: Dialect, completion: &Value, model: &str) -> Bytes {
-    match client {
-        Dialect::OpenAi => Bytes::from(completion.to_string()),
-        Dialect::Anthropic => {
-            Bytes::from(translate::response_to_anthropic(completion, model).to_string())
+/// How a local completion is shaped for the client.
+pub(crate) struct Shape {
+    pub api: ClientApi,
+    pub model: String,
+    /// Chat completions: the client asked for a usage chunk.
+    pub include_usage: bool,
+    /// Responses: the request, which the response object echoes.
+    pub responses_request: Option<Map<String, Value>>,
+    pub created_at: i64,
+}
+
+impl Shape {
+    fn encoder(&self) -> Option<Box<dyn Reencode>> {
+        match self.api {
+            ClientApi::ChatCompletions => None,
+            ClientApi::Messages => Some(Box::new(AnthropicEncoder::new(&self.model))),
+            ClientApi::Responses => Some(Box::new(ResponsesEncoder::new(
+                self.responses_request.as_ref().unwrap_or(&Map::new()),
+                &self.model,
+                self.created_at,
+            ))),
         }
     }
-}
 
-/// The completion as SSE events in the client's dialect, one `Bytes` per event.
-pub(crate) fn events(
-    client: Dialect,
-    completion: &Value,
-    model: &str,
-    include_usage: bool,
-) -> Vec<Bytes> {
-    let chunks = chunks(completion, include_usage || client == Dialect::Anthropic);
-    match client {
-        Dialect::OpenAi => chunks
-            .iter()
-            .map(|c| Bytes::from(format!("data: {c}\n\n")))
-            .chain(std::iter::once(Bytes::from_static(b"data: [DONE]\n\n")))
-            .collect(),
-        Dialect::Anthropic => {
-            let mut enc = AnthropicEncoder::new(model);
-            let mut out = Vec::new();
-            for c in &chunks {
-                let mut buf = BytesMut::new();
-                enc.chunk(c, &mut buf);
-                if !buf.is_empty() {
-                    out.push(buf.freeze());
-                }
-            }
+    /// The completion as a non-streamed body in the client's API.
+    pub fn whole(&self, completion: &Value) -> Bytes {
+        let body = match self.api {
+            ClientApi::ChatCompletions => return Bytes::from(completion.to_string()),
+            ClientApi::Messages => translate::response_to_anthropic(completion, &self.model),
+            ClientApi::Responses => responses::response_from_chat(
+                completion,
+                self.responses_request.as_ref().unwrap_or(&Map::new()),
+                &self.model,
+                self.created_at,
+            ),
+        };
+        Bytes::from(body.to_string())
+    }
+
+    /// The completion as SSE events in the client's API, one `Bytes` per event.
+    pub fn events(&self, completion: &Value) -> Vec<Bytes> {
+        let Some(mut enc) = self.encoder() else {
+            return chunks(completion, self.include_usage)
+                .iter()
+                .map(|c| Bytes::from(format!("data: {c}\n\n")))
+                .chain(std::iter::once(Bytes::from_static(b"data: [DONE]\n\n")))
+                .collect();
+        };
+        let mut out = Vec::new();
+        for c in chunks(completion, true) {
             let mut buf = BytesMut::new();
-            enc.finish(&mut buf);
-            out.push(buf.freeze());
-            out
+            enc.on_event(&c.to_string(), &mut buf);
+            if !buf.is_empty() {
+                out.push(buf.freeze());
+            }
         }
+        let mut buf = BytesMut::new();
+        enc.on_end(&mut buf);
+        out.push(buf.freeze());
+        out
     }
 }
 
@@ -178,13 +201,25 @@ mod tests {
         })
     }
 
+    fn shape(api: ClientApi, include_usage: bool) -> Shape {
+        Shape {
+            api,
+            model: "m".into(),
+            include_usage,
+            responses_request: None,
+            created_at: 0,
+        }
+    }
+
     #[tokio::test]
     async fn openai_stream_reassembles_to_the_completion() {
-        let events = events(Dialect::OpenAi, &completion(), "m", true);
+        let events = shape(ClientApi::ChatCompletions, true).events(&completion());
         let bytes: Vec<u8> = events.iter().flat_map(|b| b.to_vec()).collect();
         let text = String::from_utf8(bytes).unwrap();
         assert!(text.ends_with("data: [DONE]\n\n"));
-        let assembled = crate::capture::assemble(Dialect::OpenAi, true, Bytes::from(text)).await;
+        let assembled =
+            crate::capture::assemble(metaclaw_domain::Dialect::OpenAi, true, Bytes::from(text))
+                .await;
         let msg = &assembled.response.as_ref().unwrap()["choices"][0]["message"];
         assert_eq!(msg["content"], "Looking.");
         assert_eq!(msg["reasoning_content"], "think");
@@ -214,7 +249,7 @@ mod tests {
 
     #[test]
     fn anthropic_stream_has_the_event_sequence() {
-        let events = events(Dialect::Anthropic, &completion(), "m", false);
+        let events = shape(ClientApi::Messages, false).events(&completion());
         let text: String = events
             .iter()
             .map(|b| String::from_utf8(b.to_vec()).unwrap())
@@ -230,5 +265,20 @@ mod tests {
         assert!(text.contains("\"tool_use\""));
         assert!(text.contains("\"stop_reason\":\"tool_use\""));
         assert!(text.contains("\"output_tokens\":4"));
+    }
+
+    #[tokio::test]
+    async fn responses_stream_carries_text_and_both_calls() {
+        let events = shape(ClientApi::Responses, false).events(&completion());
+        let text: String = events
+            .iter()
+            .map(|b| String::from_utf8(b.to_vec()).unwrap())
+            .collect();
+        let a = crate::capture::assemble_responses(true, Bytes::from(text)).await;
+        let r = a.response.unwrap();
+        assert_eq!(r["status"], "completed");
+        assert_eq!(r["output"][0]["content"][0]["text"], "Looking.");
+        assert_eq!(r["output"][2]["name"], "exec");
+        assert_eq!(a.usage.output_tokens, Some(4));
     }
 }

@@ -84,10 +84,14 @@ impl SessionHints {
                 _ => false,
             });
 
-        let message_count = body
-            .get("messages")
-            .and_then(Value::as_array)
-            .map_or(0, Vec::len);
+        // Responses bodies carry `input` (items or one string) instead of `messages`, and get
+        // their own heuristic key.
+        let (message_count, api) = match (body.get("messages"), body.get("input")) {
+            (Some(Value::Array(m)), _) => (m.len(), dialect.as_str()),
+            (None, Some(Value::Array(items))) => (items.len(), "responses"),
+            (None, Some(Value::String(_))) => (1, "responses"),
+            _ => (0, dialect.as_str()),
+        };
         let model = body
             .get("model")
             .and_then(Value::as_str)
@@ -97,7 +101,7 @@ impl SessionHints {
             turn_type,
             done,
             message_count,
-            heuristic_key: format!("{}:{model}", dialect.as_str()),
+            heuristic_key: format!("{api}:{model}"),
         }
     }
 }

@@ -27,11 +27,22 @@ pub struct UpstreamSettings {
     /// `llm.api_key`; empty means the client's own credentials are passed through.
     pub api_key: String,
     pub timeout: Duration,
+    /// Whether `/v1/responses` is forwarded as is (`llm.responses_api`, by provider when
+    /// `auto`); otherwise it is translated to chat completions.
+    pub responses: bool,
 }
 
 impl UpstreamSettings {
     pub fn chat_url(&self) -> String {
         format!("{}/chat/completions", self.api_base)
+    }
+
+    pub fn responses_url(&self) -> String {
+        format!("{}/responses", self.api_base)
+    }
+
+    pub fn count_tokens_url(&self) -> String {
+        format!("{}/count_tokens", self.messages_url())
     }
 
     /// Anthropic bases are given with or without `/v1`; accept both.
@@ -63,6 +74,7 @@ impl ProxySettings {
                 api_base: config.llm.api_base.trim_end_matches('/').to_owned(),
                 api_key: config.llm.api_key.clone(),
                 timeout: Duration::from_secs(config.llm.timeout_seconds.max(1)),
+                responses: config.llm.upstream_has_responses(),
             },
             model_override: (!model.is_empty()).then(|| model.to_owned()),
             served_model: config.served_model().to_owned(),

@@ -35,27 +35,82 @@ fn value_tokens(counter: &dyn TokenCounter, v: &Value) -> u64 {
     }
 }
 
-fn is_system(m: &Value, dialect: Dialect) -> bool {
-    dialect == Dialect::OpenAi
-        && matches!(
-            m.get("role").and_then(Value::as_str),
-            Some("system" | "developer")
-        )
+/// The conversation list being truncated and how its entries group.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Shape {
+    Chat,
+    Messages,
+    /// Responses `input` items: a user message opens an exchange; everything after it (answers,
+    /// function calls and their outputs, reasoning) belongs to it.
+    Input,
 }
 
-/// Does this message continue the previous one's tool exchange?
-fn continues_tool_exchange(m: &Value, dialect: Dialect) -> bool {
-    match dialect {
-        Dialect::OpenAi => m.get("role").and_then(Value::as_str) == Some("tool"),
-        Dialect::Anthropic => m
-            .get("content")
-            .and_then(Value::as_array)
-            .is_some_and(|blocks| {
-                blocks
-                    .iter()
-                    .any(|b| b.get("type").and_then(Value::as_str) == Some("tool_result"))
-            }),
+impl Shape {
+    fn of(dialect: Dialect) -> Self {
+        match dialect {
+            Dialect::OpenAi => Self::Chat,
+            Dialect::Anthropic => Self::Messages,
+        }
     }
+
+    fn key(self) -> &'static str {
+        match self {
+            Self::Chat | Self::Messages => "messages",
+            Self::Input => "input",
+        }
+    }
+
+    fn is_system(self, m: &Value) -> bool {
+        self != Self::Messages
+            && matches!(
+                m.get("role").and_then(Value::as_str),
+                Some("system" | "developer")
+            )
+    }
+
+    /// Does this entry continue the previous one's exchange?
+    fn continues(self, m: &Value) -> bool {
+        match self {
+            Self::Chat => m.get("role").and_then(Value::as_str) == Some("tool"),
+            Self::Messages => m
+                .get("content")
+                .and_then(Value::as_array)
+                .is_some_and(|blocks| {
+                    blocks
+                        .iter()
+                        .any(|b| b.get("type").and_then(Value::as_str) == Some("tool_result"))
+                }),
+            Self::Input => m.get("role").and_then(Value::as_str) != Some("user"),
+        }
+    }
+}
+
+/// Prompt parts that are never dropped: the system prompt (`system`, `instructions`) and tools.
+fn fixed_tokens(body: &Map<String, Value>, counter: &dyn TokenCounter) -> u64 {
+    ["system", "instructions", "tools"]
+        .iter()
+        .filter_map(|k| body.get(*k))
+        .map(|v| value_tokens(counter, v))
+        .sum()
+}
+
+fn entry_tokens(counter: &dyn TokenCounter, m: &Value) -> u64 {
+    MESSAGE_OVERHEAD + value_tokens(counter, m)
+}
+
+/// The estimate truncation works with, of a whole request's prompt (system prompt, tools and
+/// every message with its framing): also the answer of `/v1/messages/count_tokens` when the
+/// upstream cannot count.
+pub fn prompt_tokens(
+    body: &Map<String, Value>,
+    dialect: Dialect,
+    counter: &dyn TokenCounter,
+) -> u64 {
+    let messages = match body.get(Shape::of(dialect).key()) {
+        Some(Value::Array(list)) => list.iter().map(|m| entry_tokens(counter, m)).sum(),
+        _ => 0,
+    };
+    fixed_tokens(body, counter) + messages
 }
 
 /// Truncate `body.messages` in place. Returns how many messages were dropped.
@@ -65,29 +120,41 @@ pub fn truncate(
     dialect: Dialect,
     counter: &dyn TokenCounter,
 ) -> usize {
+    truncate_list(body, max_context_tokens, Shape::of(dialect), counter)
+}
+
+/// Truncate a Responses request's `input` items in place (whole exchanges, oldest first).
+/// Returns how many items were dropped.
+pub fn truncate_input(
+    body: &mut Map<String, Value>,
+    max_context_tokens: u64,
+    counter: &dyn TokenCounter,
+) -> usize {
+    truncate_list(body, max_context_tokens, Shape::Input, counter)
+}
+
+fn truncate_list(
+    body: &mut Map<String, Value>,
+    max_context_tokens: u64,
+    shape: Shape,
+    counter: &dyn TokenCounter,
+) -> usize {
     if max_context_tokens == 0 {
         return 0;
     }
-    let reserve = ["max_completion_tokens", "max_tokens"]
+    let reserve = ["max_completion_tokens", "max_tokens", "max_output_tokens"]
         .iter()
         .find_map(|k| body.get(*k).and_then(Value::as_u64))
         .unwrap_or(DEFAULT_OUTPUT_RESERVE);
     let Some(budget) = max_context_tokens.checked_sub(reserve).filter(|b| *b > 0) else {
         return 0;
     };
-    let fixed: u64 = ["system", "tools"]
-        .iter()
-        .filter_map(|k| body.get(*k))
-        .map(|v| value_tokens(counter, v))
-        .sum();
-    let Some(Value::Array(messages)) = body.get_mut("messages") else {
+    let fixed = fixed_tokens(body, counter);
+    let Some(Value::Array(messages)) = body.get_mut(shape.key()) else {
         return 0;
     };
 
-    let cost: Vec<u64> = messages
-        .iter()
-        .map(|m| MESSAGE_OVERHEAD + value_tokens(counter, m))
-        .collect();
+    let cost: Vec<u64> = messages.iter().map(|m| entry_tokens(counter, m)).collect();
     let total: u64 = fixed + cost.iter().sum::<u64>();
     if total <= budget {
         return 0;
@@ -97,9 +164,9 @@ pub fn truncate(
     let mut units: Vec<(usize, u64)> = Vec::new();
     let mut system_cost = fixed;
     for (i, m) in messages.iter().enumerate() {
-        if is_system(m, dialect) {
+        if shape.is_system(m) {
             system_cost += cost[i];
-        } else if continues_tool_exchange(m, dialect) && !units.is_empty() {
+        } else if shape.continues(m) && !units.is_empty() {
             if let Some(last) = units.last_mut() {
                 last.1 += cost[i];
             }
@@ -120,7 +187,7 @@ pub fn truncate(
         used += units[first_kept].1;
     }
     // Anthropic conversations must open with a user message.
-    if dialect == Dialect::Anthropic {
+    if shape == Shape::Messages {
         while first_kept + 1 < units.len()
             && messages[units[first_kept].0]
                 .get("role")
@@ -134,7 +201,7 @@ pub fn truncate(
     let before = messages.len();
     let mut index = 0;
     messages.retain(|m| {
-        let keep = index >= cut || is_system(m, dialect);
+        let keep = index >= cut || shape.is_system(m);
         index += 1;
         keep
     });
@@ -233,6 +300,43 @@ mod tests {
         );
         truncate(&mut b2, 10 + 100, Dialect::OpenAi, &EstimateCounter);
         assert_eq!(roles(&b2), ["assistant", "tool:ok", "user:q"]);
+    }
+
+    #[test]
+    fn responses_input_drops_whole_exchanges_and_keeps_developer_items() {
+        let mut b = json!({"instructions": "sys", "max_output_tokens": 10, "input": [
+            {"type": "message", "role": "developer", "content": "base"},
+            {"type": "message", "role": "user", "content": text(100)},
+            {"type": "function_call", "call_id": "c1", "name": "f", "arguments": "{}"},
+            {"type": "function_call_output", "call_id": "c1", "output": text(100)},
+            {"role": "user", "content": "last"}
+        ]})
+        .as_object()
+        .unwrap()
+        .clone();
+        let dropped = truncate_input(&mut b, 100, &EstimateCounter);
+        assert_eq!(
+            dropped, 3,
+            "the call and its output leave with their exchange"
+        );
+        let kept: Vec<&str> = b["input"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["content"].as_str().unwrap())
+            .collect();
+        assert_eq!(kept, ["base", "last"]);
+    }
+
+    #[test]
+    fn prompt_tokens_counts_system_tools_and_messages() {
+        let b = json!({"system": "abcd", "tools": [{"name": "abcdefgh"}],
+            "messages": [{"role": "user", "content": "abcd"}]})
+        .as_object()
+        .unwrap()
+        .clone();
+        // system 1 + tools 2 + message (overhead 4 + "user" 1 + "abcd" 1)
+        assert_eq!(prompt_tokens(&b, Dialect::Anthropic, &EstimateCounter), 9);
     }
 
     #[test]

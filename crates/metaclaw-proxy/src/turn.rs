@@ -10,7 +10,8 @@ use metaclaw_domain::{Dialect, Event, SessionEndReason, TurnRecord, TurnStatus};
 use serde_json::Value;
 
 use crate::capture;
-use crate::hooks::{PreparedRequest, TurnContext};
+use crate::hooks::{ClientApi, PreparedRequest, TurnContext};
+use crate::responses;
 use crate::session::Assigned;
 use crate::state::Inner;
 
@@ -118,10 +119,11 @@ impl Drop for TurnGuard {
         let latency = self.started.elapsed();
         let outcome = self.outcome.take();
         let bytes = std::mem::take(&mut self.buffer).freeze();
+        let api = self.request.api;
         let request = std::mem::replace(
             &mut self.request,
             PreparedRequest {
-                dialect: self.ctx.dialect,
+                api,
                 body: Default::default(),
                 injected: vec![],
                 skill_generation: None,
@@ -169,7 +171,25 @@ struct Finished {
 impl Finished {
     async fn record(self) {
         let dialect: Dialect = self.ctx.dialect;
-        let assembled = capture::assemble(dialect, self.stream, self.bytes).await;
+        // Responses turns are logged in their chat-completions form, the shape everything
+        // that reads turns (transcripts, training, the dashboard) knows.
+        let (assembled, request) = match self.request.api {
+            ClientApi::Responses => {
+                let mut a = capture::assemble_responses(self.stream, self.bytes).await;
+                a.response = a.response.map(|r| {
+                    if r.get("output").is_some() {
+                        responses::translate::response_to_chat(&r)
+                    } else {
+                        r
+                    }
+                });
+                (a, responses::translate::request_to_chat(&self.request.body))
+            }
+            _ => (
+                capture::assemble(dialect, self.stream, self.bytes).await,
+                self.request.body,
+            ),
+        };
         let (status, mut error) = match (self.outcome, assembled.stream_error) {
             (Some(Outcome::Ok), None) => (TurnStatus::Ok, None),
             (Some(Outcome::Ok), Some(e)) => (TurnStatus::UpstreamError, Some(e)),
@@ -186,9 +206,7 @@ impl Finished {
                 "response larger than the capture limit; log truncated".into()
             });
         }
-        let model = self
-            .request
-            .body
+        let model = request
             .get("model")
             .and_then(Value::as_str)
             .map(str::to_owned);
@@ -200,7 +218,7 @@ impl Finished {
             api: dialect,
             stream: self.stream,
             model,
-            request: Value::Object(self.request.body),
+            request: Value::Object(request),
             response: assembled.response,
             status,
             http_status: self.http_status,

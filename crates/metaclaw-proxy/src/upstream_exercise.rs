@@ -8,11 +8,14 @@ use bytes::{Bytes, BytesMut};
 use eventsource_stream::Eventsource;
 use futures_util::{FutureExt, StreamExt};
 use metaclaw_domain::Dialect;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::anthropic::stream::{AnthropicEncoder, Relayed};
 use crate::anthropic::translate::{request_to_openai, response_to_anthropic};
-use crate::capture::{Assembled, assemble};
+use crate::capture::{Assembled, assemble, assemble_responses};
+use crate::responses::response_from_chat;
+use crate::responses::stream::ResponsesEncoder;
+use crate::responses::translate::response_to_chat;
 
 /// What the proxy made of one upstream answer.
 #[derive(Debug, Default)]
@@ -29,10 +32,15 @@ pub struct UpstreamExercise {
     pub captured_openai: Assembled,
     pub captured_anthropic: Assembled,
     pub captured_translated: Assembled,
+    /// The OpenAI stream re-encoded for a Responses client.
+    pub translated_responses: Bytes,
+    /// The body captured as a Responses stream, and the re-encoded Responses stream captured.
+    pub captured_responses: Assembled,
+    pub captured_translated_responses: Assembled,
 }
 
 /// Run the upstream body, split into `chunks` as the network delivered it, through SSE parsing,
-/// the OpenAI→Anthropic stream re-encoder and capture (streamed and whole), and through the
+/// the OpenAI→Anthropic and OpenAI→Responses stream re-encoders and capture (streamed and whole), and through the
 /// request and response translators when it is one JSON value. Never panics.
 #[doc(hidden)]
 pub fn exercise_upstream(chunks: &[&[u8]], model: &str) -> UpstreamExercise {
@@ -66,10 +74,36 @@ pub fn exercise_upstream(chunks: &[&[u8]], model: &str) -> UpstreamExercise {
     }
     let translated = out.freeze();
 
+    // As `forward::translated` for a Responses client.
+    let mut responses = ResponsesEncoder::new(&Map::new(), model, 0);
+    let mut out = BytesMut::new();
+    let mut ended = false;
+    for event in &chunked_events {
+        match event {
+            Ok((_, data)) => {
+                if responses.event(data, &mut out) != Relayed::More {
+                    ended = true;
+                    break;
+                }
+            }
+            Err(message) => {
+                responses.fail(message, &mut out);
+                ended = true;
+                break;
+            }
+        }
+    }
+    if !ended {
+        responses.finish(&mut out);
+    }
+    let translated_responses = out.freeze();
+
     if let Ok(value) = serde_json::from_slice::<Value>(&whole) {
         let _ = response_to_anthropic(&value, model);
+        let _ = response_to_chat(&value);
         if let Value::Object(map) = &value {
             let _ = request_to_openai(map);
+            let _ = response_from_chat(&value, map, model, 0);
         }
     }
     let capture = |dialect, stream, bytes| {
@@ -82,9 +116,16 @@ pub fn exercise_upstream(chunks: &[&[u8]], model: &str) -> UpstreamExercise {
         chunked_events: chunked_events.into_iter().map_while(Result::ok).collect(),
         whole_events: whole_events.map(|events| events.into_iter().map_while(Result::ok).collect()),
         captured_openai: capture(Dialect::OpenAi, true, whole.clone()),
-        captured_anthropic: capture(Dialect::Anthropic, true, whole),
+        captured_anthropic: capture(Dialect::Anthropic, true, whole.clone()),
         captured_translated: capture(Dialect::Anthropic, true, translated.clone()),
+        captured_responses: assemble_responses(true, whole)
+            .now_or_never()
+            .unwrap_or_default(),
+        captured_translated_responses: assemble_responses(true, translated_responses.clone())
+            .now_or_never()
+            .unwrap_or_default(),
         translated,
+        translated_responses,
     }
 }
 

@@ -20,6 +20,10 @@ fn hostile_bodies_never_panic() {
         b"{\"messages\": [{\"role\": \"user\", \"content\": [{\"type\": \"image\", \"source\": {\"type\": \"base64\"}}]}]}",
         b"{\"a\": [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}",
         b"{\"messages\": [{\"role\": \"user\", \"content\": \"\\ud800\"}]}",
+        b"{\"input\": [null, 1, {\"type\": 5}, {\"type\": \"function_call\"}]}",
+        b"{\"input\": [{\"role\": \"user\", \"content\": [{\"type\": \"input_image\"}, 7]}], \"tools\": [5, {\"type\": \"function\", \"name\": 1}]}",
+        b"{\"input\": [{\"type\": \"function_call_output\", \"call_id\": \"c\", \"output\": [{\"type\": \"input_text\"}]}], \"instructions\": \"\", \"max_output_tokens\": 18446744073709551615}",
+        b"{\"input\": \"x\", \"tool_choice\": {\"type\": \"function\"}, \"text\": {\"format\": {\"type\": \"json_schema\", \"schema\": 3}}, \"reasoning\": 1}",
     ];
     for case in cases {
         exercise_request_parser(case);
@@ -48,6 +52,31 @@ fn hostile_upstream_streams_never_panic() {
             if let Some(whole) = &out.whole_events {
                 assert_eq!(&out.chunked_events, whole, "{case:?} cut at {cut}");
             }
+            assert_responses_grammar(&out.translated_responses);
         }
     }
+}
+
+/// The re-encoded Responses stream: named events whose data's `type` is the name, numbered
+/// from 0, ending in a terminal response event.
+fn assert_responses_grammar(bytes: &[u8]) {
+    let text = std::str::from_utf8(bytes).expect("UTF-8");
+    let mut last = String::new();
+    for (i, event) in text.split_terminator("\n\n").enumerate() {
+        let (name, data) = event
+            .strip_prefix("event: ")
+            .and_then(|e| e.split_once("\ndata: "))
+            .unwrap_or_else(|| panic!("malformed event {event:?}"));
+        let data: serde_json::Value = serde_json::from_str(data).expect("JSON data");
+        assert_eq!(data["type"], name);
+        assert_eq!(data["sequence_number"], i as u64);
+        last = name.to_owned();
+    }
+    assert!(
+        matches!(
+            last.as_str(),
+            "response.completed" | "response.incomplete" | "response.failed"
+        ),
+        "ends with {last:?}"
+    );
 }

@@ -1,6 +1,10 @@
-//! `proxy-bench [--metaclaw PATH] [--requests N] [--json]`
+//! `proxy-bench [--metaclaw PATH] [--requests N] [--api chat|responses] [--json]`
 //!
-//! Measures what the MetaClaw proxy adds on top of an OpenAI-compatible upstream. The mock
+//! Measures what the MetaClaw proxy adds on top of an OpenAI-compatible upstream. With
+//! `--api responses` the same agent turn is sent as a Responses request: straight to the mock's
+//! `/v1/responses`, and through the proxy's `/v1/responses`, which translates it to the mock's
+//! chat completions (the path Codex takes in front of a chat-only provider); answers are then
+//! compared by their text and event types, which translation keeps. The mock
 //! upstream (`mock-upstream`) and the daemon (`metaclaw start --foreground`) run as separate
 //! processes, so their CPU time can be read from `/proc` and attributed. Steps:
 //!
@@ -30,8 +34,8 @@ use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderValue};
 use serde_json::{Value, json};
 
 use metaclaw_tests::bench::{
-    DaemonSpec, PROXY_KEY, UPSTREAM_KEY, agent_body, clk_tck, cpu_ticks, rss_mb, sibling_exe,
-    start_daemon, start_mock, status_mb, system_prompt, tail, watch_signals,
+    DaemonSpec, PROXY_KEY, UPSTREAM_KEY, agent_body, clk_tck, cpu_ticks, responses_agent_body,
+    rss_mb, sibling_exe, start_daemon, start_mock, status_mb, system_prompt, tail, watch_signals,
 };
 
 // Targets from the brief.
@@ -87,6 +91,101 @@ struct Args {
     /// injection add on every proxied request.
     #[arg(long)]
     skills: bool,
+    /// The client API measured: chat completions, or the Responses API (translated by the
+    /// proxy to the mock's chat completions).
+    #[arg(long, value_enum, default_value_t = BenchApi::Chat)]
+    api: BenchApi,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq)]
+enum BenchApi {
+    Chat,
+    Responses,
+}
+
+impl BenchApi {
+    fn path(self) -> &'static str {
+        match self {
+            Self::Chat => "/v1/chat/completions",
+            Self::Responses => "/v1/responses",
+        }
+    }
+
+    fn body(self, stream: bool) -> Value {
+        match self {
+            Self::Chat => agent_body(stream),
+            Self::Responses => responses_agent_body(stream),
+        }
+    }
+
+    /// What must be the same in a direct and a proxied answer: everything but per-request ids,
+    /// times and prompt sizes for chat (passed through); the text for Responses (translated).
+    fn answer_key(self, raw: &str) -> String {
+        match self {
+            Self::Chat => mask_per_request(raw),
+            Self::Responses => serde_json::from_str::<Value>(raw)
+                .map(|v| output_text(&v))
+                .unwrap_or_else(|_| raw.to_owned()),
+        }
+    }
+
+    /// The same for one SSE event: the event type and its text for Responses.
+    fn event_key(self, data: &str) -> String {
+        match self {
+            Self::Chat => mask_per_request(data),
+            Self::Responses => match serde_json::from_str::<Value>(data) {
+                Ok(v) => {
+                    let text = ["delta", "text", "arguments"]
+                        .iter()
+                        .find_map(|k| v.get(*k).and_then(Value::as_str))
+                        .unwrap_or_default();
+                    format!("{}|{text}", v["type"].as_str().unwrap_or_default())
+                }
+                Err(_) => data.to_owned(),
+            },
+        }
+    }
+
+    /// A well-formed direct stream: `[DONE]` and a usage chunk, or `response.completed`
+    /// with usage.
+    fn check_direct_stream(self, events: &[String]) -> Result<()> {
+        match self {
+            Self::Chat => {
+                ensure!(
+                    events.last().map(String::as_str) == Some("[DONE]"),
+                    "direct stream did not end with [DONE]"
+                );
+                ensure!(
+                    events.iter().any(|e| e.contains("\"usage\":{")),
+                    "direct stream has no usage chunk"
+                );
+            }
+            Self::Responses => {
+                let last: Value = serde_json::from_str(events.last().map_or("", String::as_str))
+                    .context("direct stream ended with a non-JSON event")?;
+                ensure!(
+                    last["type"] == "response.completed",
+                    "direct stream did not end with response.completed"
+                );
+                ensure!(
+                    last["response"]["usage"].is_object(),
+                    "direct stream has no usage"
+                );
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The text of a Responses `response` object's messages.
+fn output_text(v: &Value) -> String {
+    let mut out = String::new();
+    for item in v["output"].as_array().into_iter().flatten() {
+        for part in item["content"].as_array().into_iter().flatten() {
+            out.push_str(part["text"].as_str().unwrap_or_default());
+        }
+    }
+    out
 }
 
 fn parse_env(s: &str) -> Result<(String, String), String> {
@@ -160,15 +259,16 @@ struct Target {
     auth: HeaderValue,
 }
 
-fn targets(mock_port: u16, proxy_port: u16) -> Result<(Target, Target)> {
+fn targets(mock_port: u16, proxy_port: u16, api: BenchApi) -> Result<(Target, Target)> {
+    let path = api.path();
     let direct = Target {
         name: "direct",
-        url: format!("http://127.0.0.1:{mock_port}/v1/chat/completions"),
+        url: format!("http://127.0.0.1:{mock_port}{path}"),
         auth: HeaderValue::from_str(&format!("Bearer {UPSTREAM_KEY}"))?,
     };
     let proxied = Target {
         name: "proxied",
-        url: format!("http://127.0.0.1:{proxy_port}/v1/chat/completions"),
+        url: format!("http://127.0.0.1:{proxy_port}{path}"),
         auth: HeaderValue::from_str(&format!("Bearer {PROXY_KEY}"))?,
     };
     Ok((direct, proxied))
@@ -382,8 +482,8 @@ fn phase_c1(args: &Args, direct: &Target, proxied: &Target, body: &Bytes) -> Res
         // Warm-up, and the non-stream answers must match byte for byte (modulo id/created).
         let (_, a) = post(&client, direct, body).await?;
         let (_, b) = post(&client, proxied, body).await?;
-        let identical = mask_per_request(&String::from_utf8_lossy(&a))
-            == mask_per_request(&String::from_utf8_lossy(&b));
+        let identical = args.api.answer_key(&String::from_utf8_lossy(&a))
+            == args.api.answer_key(&String::from_utf8_lossy(&b));
         if !identical {
             progress!(
                 "non-stream answers differ:\n direct:  {}\n proxied: {}",
@@ -606,12 +706,11 @@ fn phase_stream(args: &Args, direct: &Target, proxied: &Target, body: &Bytes) ->
             ptot.push(p.total);
             let de = sse_data_events(&d.raw)?;
             let pe = sse_data_events(&p.raw)?;
-            ensure!(de.last().map(String::as_str) == Some("[DONE]"), "direct stream did not end with [DONE]");
-            ensure!(de.iter().any(|e| e.contains("\"usage\":{")), "direct stream has no usage chunk");
+            args.api.check_direct_stream(&de)?;
             s.events_direct += de.len();
             s.events_proxied += pe.len();
-            let dm: Vec<String> = de.iter().map(|e| mask_per_request(e)).collect();
-            let pm: Vec<String> = pe.iter().map(|e| mask_per_request(e)).collect();
+            let dm: Vec<String> = de.iter().map(|e| args.api.event_key(e)).collect();
+            let pm: Vec<String> = pe.iter().map(|e| args.api.event_key(e)).collect();
             if dm != pm {
                 s.mismatched_responses += 1;
                 if s.first_mismatch.is_none() {
@@ -706,19 +805,20 @@ fn run(args: &Args) -> Result<Report> {
     );
 
     // 4. The request bodies.
-    let body = Bytes::from(serde_json::to_vec(&agent_body(false))?);
-    let stream_body = Bytes::from(serde_json::to_vec(&agent_body(true))?);
+    let chat_len = serde_json::to_vec(&agent_body(false))?.len();
     ensure!(
-        (13 * 1024..=15 * 1024).contains(&body.len()),
-        "the agent request body is {} bytes; expected 13–15 KB",
-        body.len()
+        (13 * 1024..=15 * 1024).contains(&chat_len),
+        "the agent request body is {chat_len} bytes; expected 13–15 KB",
     );
+    let body = Bytes::from(serde_json::to_vec(&args.api.body(false))?);
+    let stream_body = Bytes::from(serde_json::to_vec(&args.api.body(true))?);
     progress!(
         "request body: {} bytes (system prompt {} bytes)",
         body.len(),
         system_prompt().len()
     );
-    let (direct, proxied) = targets(mock_port, daemon.port)?;
+    let (direct, proxied) = targets(mock_port, daemon.port, args.api)?;
+    progress!("API: {}", args.api.path());
 
     // 5. Concurrency 1.
     progress!(

@@ -247,5 +247,8 @@ impl Behaviour {
 }
 
 pub(crate) fn is_llm_path(path: &str) -> bool {
-    path == "/v1/chat/completions" || path == "/v1/messages"
+    matches!(
+        path,
+        "/v1/chat/completions" | "/v1/messages" | "/v1/responses"
+    )
 }

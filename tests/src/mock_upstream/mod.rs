@@ -1,8 +1,8 @@
 //! A fast, deterministic mock LLM provider (OpenAI-compatible + Anthropic native) with
 //! scripted faults, used to test and benchmark the MetaClaw proxy.
 //!
-//! Endpoints: `POST /v1/chat/completions`, `POST /v1/messages`, `GET /v1/models`,
-//! `POST /v1/embeddings`; control API under `/_mock/` (`POST script`, `POST reset`,
+//! Endpoints: `POST /v1/chat/completions`, `POST /v1/messages` (and `/count_tokens`),
+//! `POST /v1/responses`, `GET /v1/models`, `POST /v1/embeddings`; control API under `/_mock/` (`POST script`, `POST reset`,
 //! `GET requests`, `GET stats`). See [`Behaviour`] for the scriptable behaviours.
 
 mod behaviour;
@@ -358,6 +358,8 @@ pub(crate) fn router(shared: Arc<Shared>) -> Router {
     Router::new()
         .route("/v1/chat/completions", post(llm))
         .route("/v1/messages", post(llm))
+        .route("/v1/messages/count_tokens", post(count_tokens))
+        .route("/v1/responses", post(llm))
         .route("/v1/models", get(models))
         .route("/v1/embeddings", post(embeddings))
         .route("/_mock/script", post(ctl_script))
@@ -373,6 +375,8 @@ pub(crate) fn router(shared: Arc<Shared>) -> Router {
 pub enum Api {
     OpenAi,
     Anthropic,
+    /// OpenAI's Responses API; errors have OpenAI's shape.
+    Responses,
 }
 
 fn json_response(status: StatusCode, v: &Value, seq: u64) -> Response {
@@ -418,8 +422,10 @@ fn text_of(content: &Value) -> String {
         Value::Array(parts) => {
             let mut out = String::new();
             for p in parts {
-                if p.get("type").and_then(Value::as_str) == Some("text")
-                    && let Some(t) = p.get("text").and_then(Value::as_str)
+                if matches!(
+                    p.get("type").and_then(Value::as_str),
+                    Some("text" | "input_text")
+                ) && let Some(t) = p.get("text").and_then(Value::as_str)
                 {
                     out.push_str(t);
                 }
@@ -435,7 +441,14 @@ const INTERNAL_CONTEXT: &str = "<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>";
 /// The text of the last `user` message that has any text, skipping OpenClaw's internal-context
 /// carrier (so tool results, which carry no user text, fall back to the question before them).
 pub fn last_user_text(body: &Value) -> String {
-    let Some(msgs) = body.get("messages").and_then(Value::as_array) else {
+    if let Some(Value::String(s)) = body.get("input") {
+        return s.clone();
+    }
+    let Some(msgs) = body
+        .get("messages")
+        .or_else(|| body.get("input"))
+        .and_then(Value::as_array)
+    else {
         return String::new();
     };
     for m in msgs.iter().rev() {
@@ -449,6 +462,26 @@ pub fn last_user_text(body: &Value) -> String {
         return t;
     }
     String::new()
+}
+
+/// Anthropic's token counter: a deterministic count of the body's size, so a test can tell
+/// a forwarded answer from the proxy's own estimate.
+async fn count_tokens(
+    State(sh): State<Arc<Shared>>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let (seq, parsed) = sh.arrive(&method, &uri, &headers, &body);
+    match parsed {
+        Ok(Value::Object(_)) => json_response(
+            StatusCode::OK,
+            &json!({"input_tokens": 1000 + body.len() as u64}),
+            seq,
+        ),
+        _ => error_response(Api::Anthropic, 400, None, &BTreeMap::new(), seq),
+    }
 }
 
 /// Counts `delay_ms`/`hang` requests abandoned by their client.
@@ -469,10 +502,10 @@ async fn llm(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let api = if uri.path() == "/v1/messages" {
-        Api::Anthropic
-    } else {
-        Api::OpenAi
+    let api = match uri.path() {
+        "/v1/messages" => Api::Anthropic,
+        "/v1/responses" => Api::Responses,
+        _ => Api::OpenAi,
     };
     let (seq, parsed) = sh.arrive(&method, &uri, &headers, &body);
     let Ok(req) = parsed else {
@@ -550,6 +583,7 @@ async fn llm(
                 let v = match api {
                     Api::OpenAi => render::openai_json(&ctx, &answer),
                     Api::Anthropic => render::anthropic_json(&ctx, &answer),
+                    Api::Responses => render::responses_json(&ctx, &answer),
                 };
                 if matches!(answer.end, End::Reset { .. }) {
                     // Promise the whole body, send half of it, then abort the connection.
@@ -580,6 +614,7 @@ async fn llm(
     let steps = match api {
         Api::OpenAi => render::openai_stream(&ctx, &answer),
         Api::Anthropic => render::anthropic_stream(&ctx, &answer),
+        Api::Responses => render::responses_stream(&ctx, &answer),
     };
     let mut resp = Response::new(Body::from_stream(ScriptStream::new(steps, sh.clone())));
     let h = resp.headers_mut();

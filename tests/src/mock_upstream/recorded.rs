@@ -50,7 +50,7 @@ pub fn find(provider: &str, status: u16) -> Option<&'static Recorded> {
 
 fn wire_name(api: Api) -> &'static str {
     match api {
-        Api::OpenAi => "openai",
+        Api::OpenAi | Api::Responses => "openai",
         Api::Anthropic => "anthropic",
     }
 }

@@ -441,3 +441,181 @@ pub(crate) fn anthropic_stream(ctx: &Ctx, answer: &Answer) -> Vec<Step> {
         )
     })
 }
+
+// ---------------------------------------------------------------- OpenAI Responses
+
+fn responses_output(ctx: &Ctx, answer: &Answer) -> Vec<Value> {
+    let mut output = Vec::new();
+    if let Some(r) = answer.reasoning_text() {
+        output.push(
+            json!({"id": format!("rs_mock_{}", ctx.seq), "type": "reasoning",
+            "summary": [{"type": "summary_text", "text": r}]}),
+        );
+    }
+    if let Some(t) = answer.text() {
+        output.push(
+            json!({"id": format!("msg_mock_{}", ctx.seq), "type": "message",
+            "status": "completed", "role": "assistant",
+            "content": [{"type": "output_text", "text": t, "annotations": []}]}),
+        );
+    }
+    for (i, c) in answer.calls.iter().enumerate() {
+        output.push(
+            json!({"id": format!("fc_mock_{}_{i}", ctx.seq), "type": "function_call",
+            "status": "completed", "call_id": openai_call_id(ctx, i), "name": c.name,
+            "arguments": c.arguments}),
+        );
+    }
+    output
+}
+
+fn responses_object(ctx: &Ctx, answer: &Answer, status: &str, output: Vec<Value>) -> Value {
+    let c = answer.completion_tokens();
+    let usage = (status == "completed").then(|| {
+        json!({"input_tokens": ctx.prompt_tokens, "input_tokens_details": {"cached_tokens": 0},
+            "output_tokens": c, "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": ctx.prompt_tokens + c})
+    });
+    json!({
+        "id": format!("resp_mock_{}", ctx.seq), "object": "response", "created_at": ctx.created,
+        "status": status, "error": null, "incomplete_details": null, "model": ctx.model,
+        "output": output, "parallel_tool_calls": true, "tool_choice": "auto", "tools": [],
+        "store": false, "usage": usage,
+    })
+}
+
+pub(crate) fn responses_json(ctx: &Ctx, answer: &Answer) -> Value {
+    responses_object(ctx, answer, "completed", responses_output(ctx, answer))
+}
+
+/// The Responses event grammar: each output item added, filled and done in turn.
+pub(crate) fn responses_stream(ctx: &Ctx, answer: &Answer) -> Vec<Step> {
+    let mut ev: Vec<(Bytes, bool)> = Vec::new();
+    let mut seq = 0u64;
+    let mut push = |ev: &mut Vec<(Bytes, bool)>, kind: &str, mut data: Value, content: bool| {
+        data["type"] = json!(kind);
+        data["sequence_number"] = json!(seq);
+        seq += 1;
+        ev.push((sse_event(kind, &data), content));
+    };
+    let start = responses_object(ctx, answer, "in_progress", Vec::new());
+    push(
+        &mut ev,
+        "response.created",
+        json!({"response": start}),
+        false,
+    );
+    push(
+        &mut ev,
+        "response.in_progress",
+        json!({"response": start}),
+        false,
+    );
+    for (index, item) in responses_output(ctx, answer).into_iter().enumerate() {
+        let id = item["id"].clone();
+        match item["type"].as_str() {
+            Some("message") => {
+                let mut added = item.clone();
+                added["status"] = json!("in_progress");
+                added["content"] = json!([]);
+                push(
+                    &mut ev,
+                    "response.output_item.added",
+                    json!({"output_index": index, "item": added}),
+                    false,
+                );
+                push(
+                    &mut ev,
+                    "response.content_part.added",
+                    json!({"item_id": id, "output_index": index,
+                    "content_index": 0, "part": {"type": "output_text", "text": "", "annotations": []}}),
+                    false,
+                );
+                for piece in &answer.content {
+                    push(
+                        &mut ev,
+                        "response.output_text.delta",
+                        json!({"item_id": id, "output_index": index,
+                        "content_index": 0, "delta": piece, "logprobs": []}),
+                        true,
+                    );
+                }
+                let text = answer.text().unwrap_or_default();
+                push(
+                    &mut ev,
+                    "response.output_text.done",
+                    json!({"item_id": id, "output_index": index,
+                    "content_index": 0, "text": text, "logprobs": []}),
+                    false,
+                );
+                push(
+                    &mut ev,
+                    "response.content_part.done",
+                    json!({"item_id": id, "output_index": index,
+                    "content_index": 0, "part": item["content"][0]}),
+                    false,
+                );
+            }
+            Some("function_call") => {
+                let mut added = item.clone();
+                added["status"] = json!("in_progress");
+                added["arguments"] = json!("");
+                push(
+                    &mut ev,
+                    "response.output_item.added",
+                    json!({"output_index": index, "item": added}),
+                    false,
+                );
+                let args = item["arguments"].as_str().unwrap_or_default().to_owned();
+                for piece in split_pieces(&args, ctx.chunks.max(2)) {
+                    push(
+                        &mut ev,
+                        "response.function_call_arguments.delta",
+                        json!({"item_id": id,
+                        "output_index": index, "delta": piece}),
+                        true,
+                    );
+                }
+                push(
+                    &mut ev,
+                    "response.function_call_arguments.done",
+                    json!({"item_id": id,
+                    "output_index": index, "name": item["name"], "arguments": args}),
+                    false,
+                );
+            }
+            _ => {
+                push(
+                    &mut ev,
+                    "response.output_item.added",
+                    json!({"output_index": index, "item": item}),
+                    false,
+                );
+            }
+        }
+        push(
+            &mut ev,
+            "response.output_item.done",
+            json!({"output_index": index, "item": item}),
+            false,
+        );
+    }
+    let done = responses_json(ctx, answer);
+    push(
+        &mut ev,
+        "response.completed",
+        json!({"response": done}),
+        false,
+    );
+    finish_steps(ev, answer, |status, message| {
+        let body = super::recorded::body(super::Api::OpenAi, status, message);
+        let message = body
+            .pointer("/error/message")
+            .cloned()
+            .unwrap_or(json!(message));
+        sse_event(
+            "error",
+            &json!({"type": "error", "code": "server_error", "message": message, "param": null}),
+        )
+    })
+}

@@ -246,57 +246,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/skill-health": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** Evidence per skill (bad-outcome rate with and without it, 95% interval) and the skills that seem to hurt, are idle, overlap or get corrected */
-        get: operations["getSkillHealth"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/skills/{name}/revision": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Ask the evolver to revise a skill from the conversations where it was followed by corrections; files a pending proposal with a diff */
-        post: operations["reviseSkill"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/skills/{name}/merge": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Ask the evolver to merge another skill into this one; files a pending proposal (approving it disables the other skill) */
-        post: operations["mergeSkills"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/api/proposals": {
         parameters: {
             query?: never;
@@ -930,8 +879,6 @@ export interface components {
          * @enum {string}
          */
         ClawType: "openclaw" | "copaw" | "ironclaw" | "picoclaw" | "zeroclaw" | "nanoclaw" | "nemoclaw" | "hermes" | "none";
-        /** @description What a skill's turns are compared with. */
-        Comparison: "candidate_not_injected" | "other_turns";
         Config: {
             /** @default skills_only */
             mode: components["schemas"]["Mode"];
@@ -941,7 +888,8 @@ export interface components {
              *       "model_id": "",
              *       "api_base": "",
              *       "api_key": "",
-             *       "timeout_seconds": 600
+             *       "timeout_seconds": 600,
+             *       "responses_api": "auto"
              *     }
              */
             llm: components["schemas"]["LlmConfig"];
@@ -974,9 +922,7 @@ export interface components {
              *         "api_key": "",
              *         "model": "text-embedding-3-small",
              *         "timeout_ms": 1500
-             *       },
-             *       "holdout_share": 0,
-             *       "evidence_min_turns": 20
+             *       }
              *     }
              */
             skills: components["schemas"]["SkillsConfig"];
@@ -1006,7 +952,6 @@ export interface components {
              *       "prm_max_new_tokens": 1024,
              *       "renderer_name": "",
              *       "tokenizer_path": "",
-             *       "tokenizer_hub_url": "",
              *       "wire_format": "auto",
              *       "checkpoint_every": 5,
              *       "save_weights_timeout_s": 200,
@@ -1127,21 +1072,6 @@ export interface components {
             /** Format: uint64 */
             pending_proposals: number;
         };
-        /** @description [`OutcomeCounts`] as the API shows them. */
-        Counts2: {
-            /** Format: uint64 */
-            turns: number;
-            /** Format: uint64 */
-            bad: number;
-            /** Format: uint64 */
-            thumbs_down: number;
-            /** Format: uint64 */
-            judged_bad: number;
-            /** Format: uint64 */
-            corrected: number;
-            /** Format: uint64 */
-            tool_error: number;
-        };
         DataInfo: {
             database_path: string;
             /**
@@ -1182,16 +1112,6 @@ export interface components {
         Dropped: {
             name: string;
             reason: string;
-        };
-        /** @description Two skills whose texts overlap so much that retrieval cannot tell them apart. */
-        DuplicatePair: {
-            a: string;
-            b: string;
-            /**
-             * Format: double
-             * @description Jaccard overlap of their vocabularies, 0..1.
-             */
-            similarity: number;
         };
         /** @description `skills.embedding`: an OpenAI-compatible `/v1/embeddings` endpoint. */
         EmbeddingConfig: {
@@ -1280,22 +1200,6 @@ export interface components {
         };
         /** @description The class of a failure. Stable: clients may match on it. */
         ErrorCode: ("unauthorized" | "forbidden" | "too_large" | "internal") | "bad_request" | "invalid_setting" | "invalid_skill" | "not_found" | "conflict" | "not_ready" | "unavailable" | "not_running" | "upstream";
-        /**
-         * @description The bad-outcome rates with and without a skill and their difference (with − without),
-         *     with its 95 % Newcombe interval.
-         */
-        Estimate: {
-            /** Format: double */
-            bad_rate_with: number;
-            /** Format: double */
-            bad_rate_without: number;
-            /** Format: double */
-            difference: number;
-            /** Format: double */
-            low: number;
-            /** Format: double */
-            high: number;
-        };
         /** @description Things that happened inside the core, broadcast to whoever listens (store, evolver, tray). */
         Event: {
             /** @constant */
@@ -1337,13 +1241,6 @@ export interface components {
             /** Format: uint64 */
             step: number;
             status: string;
-            /** Format: double */
-            progress: number | null;
-        } | {
-            /** @constant */
-            type: "rl_phase";
-            phase: string;
-            message: string | null;
             /** Format: double */
             progress: number | null;
         } | {
@@ -1409,15 +1306,6 @@ export interface components {
         GroupInfo: {
             id: components["schemas"]["SettingGroup"];
             label: string;
-        };
-        /** @description Why a skill is listed for attention. */
-        HealthFlag: "hurts" | "idle" | "duplicate" | "corrected";
-        HealthQuery: {
-            /**
-             * Format: uint32
-             * @description Idle: not injected in this many days (default 30).
-             */
-            idle_days?: number | null;
         };
         /** @description What the idle source reported. */
         IdleReading: {
@@ -1519,6 +1407,11 @@ export interface components {
              * @default 600
              */
             timeout_seconds: number;
+            /**
+             * @description Whether `/v1/responses` is forwarded as is or translated to chat completions.
+             * @default auto
+             */
+            responses_api: components["schemas"]["ResponsesApi"];
         };
         LlmPatch: {
             api_base?: string | null;
@@ -1549,10 +1442,6 @@ export interface components {
          * @enum {string}
          */
         LossFn: "importance_sampling" | "ppo" | "cispo";
-        MergeInput: {
-            /** @description The skill merged into this one; it is disabled when the proposal is approved. */
-            absorb: string;
-        };
         /** @description How the daemon serves and learns. */
         Mode: "skills_only" | "rl" | "auto";
         OpdConfig: {
@@ -1675,14 +1564,8 @@ export interface components {
         RejectInput: {
             reason?: string | null;
         };
-        /** @description A proposal made on request. */
-        RequestedProposal: {
-            /** Format: int64 */
-            proposal_id: number;
-            skill_name: string;
-            /** @description Conversations the evolver was shown (revisions only). */
-            sessions: string[];
-        };
+        /** @description Whether the upstream serves the OpenAI Responses API (`/v1/responses`). */
+        ResponsesApi: "auto" | "native" | "translate";
         Retrieval: {
             query: string;
             mode: components["schemas"]["RetrievalMethod"];
@@ -1785,13 +1668,6 @@ export interface components {
              */
             tokenizer_path: string;
             /**
-             * @description Where tokenizers are downloaded from: a Hugging Face hub or a mirror of it (such as
-             *     hf-mirror.com where huggingface.co is out of reach); empty = `HF_ENDPOINT`, else
-             *     huggingface.co.
-             * @default
-             */
-            tokenizer_hub_url: string;
-            /**
              * @description Tinker request encoding for forward_backward.
              * @default auto
              */
@@ -1823,8 +1699,6 @@ export interface components {
             mode: components["schemas"]["Mode"];
             phase: components["schemas"]["Phase"];
             message: string | null;
-            /** @description The step under way while starting, when it can tell how far it is. */
-            progress: components["schemas"]["StartupProgress"] | null;
             /** @description Settings RL needs that are missing. */
             missing: string[];
             warnings: string[];
@@ -2090,65 +1964,10 @@ export interface components {
             content: string;
             problems: components["schemas"]["Problem"][];
         };
-        /** @description One skill's evidence. */
-        SkillEvidence: {
-            /** @description Turns it was injected into, and their bad outcomes. */
-            with: components["schemas"]["Counts2"];
-            /** @description The comparison turns (see `comparison`) and their bad outcomes. */
-            without: components["schemas"]["Counts2"];
-            comparison: components["schemas"]["Comparison"];
-            /**
-             * Format: uint64
-             * @description Of `without` when the comparison is the candidate turns: how many were held out
-             *     (the unbiased part) and how many ranked below the cut.
-             */
-            held_out: number;
-            /** Format: uint64 */
-            below_cut: number;
-            /** @description `None` when either side has fewer than the minimum turns. */
-            estimate: components["schemas"]["Estimate"] | null;
-            verdict: components["schemas"]["Verdict"];
-        };
         SkillFilter: {
             /** @description Words in the name or description. */
             q?: string | null;
             category?: string | null;
-        };
-        SkillHealthReport: {
-            /**
-             * Format: uint64
-             * @description Turns each side of a comparison needs (`skills.evidence_min_turns`).
-             */
-            min_turns: number;
-            /** Format: uint32 */
-            idle_days: number;
-            /**
-             * Format: date-time
-             * @description The oldest stored turn: nothing older can be judged.
-             */
-            log_since: string | null;
-            /**
-             * Format: double
-             * @description Share of eligible conversations a retrieved skill is withheld from.
-             */
-            holdout_share: number;
-            /** @description Every skill in effect; flagged ones first, then by name. */
-            skills: components["schemas"]["SkillHealthRow"][];
-            duplicates: components["schemas"]["DuplicatePair"][];
-        };
-        SkillHealthRow: {
-            name: string;
-            category: string;
-            enabled: boolean;
-            evidence: components["schemas"]["SkillEvidence"];
-            /** Format: date-time */
-            last_injected_at: string | null;
-            /**
-             * Format: double
-             * @description Corrections after its injections, as a share of them; `None` when never injected.
-             */
-            correction_rate: number | null;
-            flags: components["schemas"]["HealthFlag"][];
         };
         /** @description One skill as listed by the CLI and the dashboard. */
         SkillInfo: {
@@ -2273,20 +2092,6 @@ export interface components {
              *     }
              */
             embedding: components["schemas"]["EmbeddingConfig"];
-            /**
-             * Format: double
-             * @description Share (0-0.5) of eligible turns in which a retrieved skill is withheld, the same way
-             *     throughout a conversation, so its evidence has an unbiased control group. 0 is off.
-             * @default 0
-             */
-            holdout_share: number;
-            /**
-             * Format: uint32
-             * @description Turns each side of a skill's comparison needs before the Skill health view gives an
-             *     estimate instead of "not enough data".
-             * @default 20
-             */
-            evidence_min_turns: number;
         };
         SleepStatus: {
             enabled: boolean;
@@ -2311,18 +2116,6 @@ export interface components {
             sleep: components["schemas"]["SleepStatus"];
             idle: components["schemas"]["IdleStatus"];
             calendar: components["schemas"]["CalendarStatus"];
-        };
-        /** @description A start-up step that takes a while and can say how far it is (the tokenizer download). */
-        StartupProgress: {
-            /** @description What is being fetched (`tokenizer.json of Qwen/Qwen3-8B`). */
-            what: string;
-            /** Format: uint64 */
-            done_bytes: number;
-            /**
-             * Format: uint64
-             * @description Unknown when the server sends no length.
-             */
-            total_bytes: number | null;
         };
         Status: {
             version: string;
@@ -2486,7 +2279,6 @@ export interface components {
             reachable: boolean | null;
             detail: string | null;
         };
-        Verdict: ("not_enough_data" | "no_clear_difference") | "seems_to_hurt" | "seems_to_help";
         /** @description How a skill version came about. */
         VersionAction: ("create" | "edit" | "rollback" | "delete") | "approve" | "undo";
         /**
@@ -2553,20 +2345,17 @@ export type Candidate = components['schemas']['Candidate'];
 export type Checkpoint = components['schemas']['Checkpoint'];
 export type CheckpointKind = components['schemas']['CheckpointKind'];
 export type ClawType = components['schemas']['ClawType'];
-export type Comparison = components['schemas']['Comparison'];
 export type Config = components['schemas']['Config'];
 export type ConfigChange = components['schemas']['ConfigChange'];
 export type ConfigPatch = components['schemas']['ConfigPatch'];
 export type ConnectionTest = components['schemas']['ConnectionTest'];
 export type Counts = components['schemas']['Counts'];
-export type Counts2 = components['schemas']['Counts2'];
 export type DataInfo = components['schemas']['DataInfo'];
 export type Decision = components['schemas']['Decision'];
 export type DetectedAgent = components['schemas']['DetectedAgent'];
 export type Dialect = components['schemas']['Dialect'];
 export type DistilInput = components['schemas']['DistilInput'];
 export type Dropped = components['schemas']['Dropped'];
-export type DuplicatePair = components['schemas']['DuplicatePair'];
 export type EmbeddingConfig = components['schemas']['EmbeddingConfig'];
 export type Endpoint = components['schemas']['Endpoint'];
 export type EndpointCandidate = components['schemas']['EndpointCandidate'];
@@ -2575,7 +2364,6 @@ export type EndpointModels = components['schemas']['EndpointModels'];
 export type EndpointTest = components['schemas']['EndpointTest'];
 export type ErrorBody = components['schemas']['ErrorBody'];
 export type ErrorCode = components['schemas']['ErrorCode'];
-export type Estimate = components['schemas']['Estimate'];
 export type Event = components['schemas']['Event'];
 export type EvolutionRunRow = components['schemas']['EvolutionRunRow'];
 export type EvolutionRunStatus = components['schemas']['EvolutionRunStatus'];
@@ -2586,8 +2374,6 @@ export type FieldError = components['schemas']['FieldError'];
 export type FieldKind = components['schemas']['FieldKind'];
 export type Finding = components['schemas']['Finding'];
 export type GroupInfo = components['schemas']['GroupInfo'];
-export type HealthFlag = components['schemas']['HealthFlag'];
-export type HealthQuery = components['schemas']['HealthQuery'];
 export type IdleReading = components['schemas']['IdleReading'];
 export type IdleSourceUsed = components['schemas']['IdleSourceUsed'];
 export type IdleStatus = components['schemas']['IdleStatus'];
@@ -2602,7 +2388,6 @@ export type LlmProvider = components['schemas']['LlmProvider'];
 export type LogFile = components['schemas']['LogFile'];
 export type LoginCode = components['schemas']['LoginCode'];
 export type LossFn = components['schemas']['LossFn'];
-export type MergeInput = components['schemas']['MergeInput'];
 export type Mode = components['schemas']['Mode'];
 export type OpdConfig = components['schemas']['OpdConfig'];
 export type Phase = components['schemas']['Phase'];
@@ -2616,7 +2401,7 @@ export type ProviderPreset = components['schemas']['ProviderPreset'];
 export type ProxyConfig = components['schemas']['ProxyConfig'];
 export type RecordsConfig = components['schemas']['RecordsConfig'];
 export type RejectInput = components['schemas']['RejectInput'];
-export type RequestedProposal = components['schemas']['RequestedProposal'];
+export type ResponsesApi = components['schemas']['ResponsesApi'];
 export type Retrieval = components['schemas']['Retrieval'];
 export type RetrievalInput = components['schemas']['RetrievalInput'];
 export type RetrievalMethod = components['schemas']['RetrievalMethod'];
@@ -2645,10 +2430,7 @@ export type SettingsCatalogue = components['schemas']['SettingsCatalogue'];
 export type Signal = components['schemas']['Signal'];
 export type SignalKind = components['schemas']['SignalKind'];
 export type SkillDetail = components['schemas']['SkillDetail'];
-export type SkillEvidence = components['schemas']['SkillEvidence'];
 export type SkillFilter = components['schemas']['SkillFilter'];
-export type SkillHealthReport = components['schemas']['SkillHealthReport'];
-export type SkillHealthRow = components['schemas']['SkillHealthRow'];
 export type SkillInfo = components['schemas']['SkillInfo'];
 export type SkillSource = components['schemas']['SkillSource'];
 export type SkillSwitches = components['schemas']['SkillSwitches'];
@@ -2658,7 +2440,6 @@ export type SkillsConfig = components['schemas']['SkillsConfig'];
 export type SleepStatus = components['schemas']['SleepStatus'];
 export type SourceProblem = components['schemas']['SourceProblem'];
 export type SourcesStatus = components['schemas']['SourcesStatus'];
-export type StartupProgress = components['schemas']['StartupProgress'];
 export type Status = components['schemas']['Status'];
 export type StepOutcome = components['schemas']['StepOutcome'];
 export type TestTarget = components['schemas']['TestTarget'];
@@ -2671,7 +2452,6 @@ export type TurnStatus = components['schemas']['TurnStatus'];
 export type TurnSummary = components['schemas']['TurnSummary'];
 export type TurnType = components['schemas']['TurnType'];
 export type Upstream = components['schemas']['Upstream'];
-export type Verdict = components['schemas']['Verdict'];
 export type VersionAction = components['schemas']['VersionAction'];
 export type Window = components['schemas']['Window'];
 export type WindowSource = components['schemas']['WindowSource'];
@@ -3119,80 +2899,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Retrieval"];
-                };
-            };
-            default: components["responses"]["Error"];
-        };
-    };
-    getSkillHealth: {
-        parameters: {
-            query?: {
-                /** @description Idle: not injected in this many days (default 30). */
-                idle_days?: number | null;
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SkillHealthReport"];
-                };
-            };
-            default: components["responses"]["Error"];
-        };
-    };
-    reviseSkill: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                name: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RequestedProposal"];
-                };
-            };
-            default: components["responses"]["Error"];
-        };
-    };
-    mergeSkills: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                name: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: {
-            content: {
-                "application/json": components["schemas"]["MergeInput"];
-            };
-        };
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RequestedProposal"];
                 };
             };
             default: components["responses"]["Error"];

@@ -1,28 +1,19 @@
 //! Re-encodes an OpenAI chat-completion chunk stream as the Anthropic Messages event stream,
 //! event by event as chunks arrive.
 
-use bytes::{BufMut, BytesMut};
+use bytes::BytesMut;
 use serde_json::{Value, json};
 
 use super::translate::{message_id, stop_reason, tool_use_id};
 use crate::error::upstream_message;
+pub use crate::reencode::Relayed;
+use crate::reencode::{Reencode, write_event};
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Block {
     Thinking,
     Text,
     Tool,
-}
-
-/// What one upstream SSE event did to the translated stream.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Relayed {
-    /// The stream goes on.
-    More,
-    /// `[DONE]`: the stream ended normally.
-    Done,
-    /// The upstream sent an error chunk; the message was relayed as an Anthropic error event.
-    Broken(String),
 }
 
 /// State of one translated stream.
@@ -40,14 +31,6 @@ pub struct AnthropicEncoder {
     saw_tool: bool,
     input_tokens: u64,
     output_tokens: u64,
-}
-
-pub(crate) fn write_event(out: &mut BytesMut, event: &str, data: &Value) {
-    out.put_slice(b"event: ");
-    out.put_slice(event.as_bytes());
-    out.put_slice(b"\ndata: ");
-    out.put_slice(data.to_string().as_bytes());
-    out.put_slice(b"\n\n");
 }
 
 impl AnthropicEncoder {
@@ -264,6 +247,20 @@ impl AnthropicEncoder {
             "error",
             &json!({"type": "error", "error": {"type": error_type, "message": message}}),
         );
+    }
+}
+
+impl Reencode for AnthropicEncoder {
+    fn on_event(&mut self, data: &str, out: &mut BytesMut) -> Relayed {
+        self.event(data, out)
+    }
+
+    fn on_broken(&mut self, message: &str, out: &mut BytesMut) {
+        self.fail("api_error", message, out);
+    }
+
+    fn on_end(&mut self, out: &mut BytesMut) {
+        self.finish(out);
     }
 }
 
