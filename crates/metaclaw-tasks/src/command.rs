@@ -195,16 +195,28 @@ mod tests {
     #[tokio::test]
     async fn output_is_capped_and_time_is_limited() {
         let dir = tempfile::tempdir().unwrap();
-        let out = run_confined("yes | head -c 100000", dir.path(), b"", &limits(10_000, 100), &BTreeMap::new())
-            .await
-            .unwrap();
+        let out = run_confined(
+            "yes | head -c 100000",
+            dir.path(),
+            b"",
+            &limits(10_000, 100),
+            &BTreeMap::new(),
+        )
+        .await
+        .unwrap();
         assert_eq!(out.output.len(), 100);
         assert!(out.truncated);
         assert_eq!(out.exit_code, Some(0));
         let started = std::time::Instant::now();
-        let out = run_confined("sleep 20 & sleep 30", dir.path(), b"", &limits(300, 100), &BTreeMap::new())
-            .await
-            .unwrap();
+        let out = run_confined(
+            "sleep 20 & sleep 30",
+            dir.path(),
+            b"",
+            &limits(300, 100),
+            &BTreeMap::new(),
+        )
+        .await
+        .unwrap();
         assert!(out.timed_out);
         assert!(started.elapsed() < Duration::from_secs(10));
     }
@@ -229,7 +241,10 @@ mod tests {
         )
         .await
         .unwrap();
-        assert!(out.output.starts_with(&scratch.canonicalize().unwrap().display().to_string()));
+        assert!(
+            out.output
+                .starts_with(&scratch.canonicalize().unwrap().display().to_string())
+        );
         assert!(scratch.join("here.txt").exists());
         if out.sandboxed {
             assert!(!root.path().join("escaped.txt").exists(), "{out:?}");

@@ -139,7 +139,10 @@ pub async fn run_episode(
         result.turn_ids.extend(reply.turn_id.clone());
         let message = reply.body["choices"][0]["message"].clone();
         let content = message["content"].as_str().unwrap_or_default().to_owned();
-        let calls = message["tool_calls"].as_array().cloned().unwrap_or_default();
+        let calls = message["tool_calls"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
         if calls.is_empty() || !tools || done {
             result.answer = content;
             break;
@@ -158,7 +161,13 @@ pub async fn run_episode(
         }
     }
     if result.error.is_none() {
-        result.verdict = verify(&task.verifiers, &result.answer, scratch.path(), &settings.limits).await;
+        result.verdict = verify(
+            &task.verifiers,
+            &result.answer,
+            scratch.path(),
+            &settings.limits,
+        )
+        .await;
     }
     result
 }
@@ -181,7 +190,11 @@ async fn run_tool(call: &Value, dir: &std::path::Path, limits: &CommandLimits) -
             "exit code: {}\n{}{}",
             out.exit_code.map_or("killed".to_owned(), |c| c.to_string()),
             out.output,
-            if out.truncated { "\n[output truncated]" } else { "" }
+            if out.truncated {
+                "\n[output truncated]"
+            } else {
+                ""
+            }
         ),
         Err(e) => format!("error: {e}"),
     }
@@ -224,11 +237,17 @@ mod tests {
                         "tool_calls": [{"id": "c1", "type": "function", "function": {
                             "name": "run_command", "arguments": "{\"command\": \"cat data.txt\"}"}}]}}]})
                 } else {
-                    let out = request.body["messages"][2]["content"].as_str().unwrap().to_owned();
+                    let out = request.body["messages"][2]["content"]
+                        .as_str()
+                        .unwrap()
+                        .to_owned();
                     let answer = out.lines().nth(1).unwrap_or_default().to_owned();
                     json!({"choices": [{"message": {"role": "assistant", "content": answer}}]})
                 };
-                Ok(ChatReply { body, turn_id: Some(format!("t{n}")) })
+                Ok(ChatReply {
+                    body,
+                    turn_id: Some(format!("t{n}")),
+                })
             })
         }
         fn end_session(&self, session_id: &str) -> AgentFuture<'_, ()> {
@@ -255,7 +274,10 @@ mod tests {
             verifiers: vec![Verifier::Answer("forty-two".into())],
             workspace: Some(ws.path().to_owned()),
         };
-        let agent = Scripted { seen: Mutex::default(), ended: Mutex::default() };
+        let agent = Scripted {
+            seen: Mutex::default(),
+            ended: Mutex::default(),
+        };
         let settings = EpisodeSettings {
             max_steps: 5,
             temperature: None,
@@ -281,7 +303,10 @@ mod tests {
             verifiers: vec![],
             workspace: None,
         };
-        let agent = Scripted { seen: Mutex::default(), ended: Mutex::default() };
+        let agent = Scripted {
+            seen: Mutex::default(),
+            ended: Mutex::default(),
+        };
         let settings = EpisodeSettings {
             max_steps: 5,
             temperature: Some(0.6),

@@ -60,7 +60,10 @@ mod tests {
         let a = Scratch::new(Some(src.path())).unwrap();
         std::fs::write(a.path().join("sub/data.txt"), "changed").unwrap();
         let b = Scratch::new(Some(src.path())).unwrap();
-        assert_eq!(std::fs::read_to_string(b.path().join("sub/data.txt")).unwrap(), "v1");
+        assert_eq!(
+            std::fs::read_to_string(b.path().join("sub/data.txt")).unwrap(),
+            "v1"
+        );
         let kept = a.path().to_owned();
         drop(a);
         assert!(!kept.exists());

@@ -63,7 +63,10 @@ mod tests {
     fn wilson_interval_matches_reference_values() {
         // 8/10: the textbook Wilson interval is 0.490–0.943.
         let r = SuccessRate::new(8, 10);
-        assert!((r.low - 0.4902).abs() < 1e-3 && (r.high - 0.9433).abs() < 1e-3, "{r:?}");
+        assert!(
+            (r.low - 0.4902).abs() < 1e-3 && (r.high - 0.9433).abs() < 1e-3,
+            "{r:?}"
+        );
         // 0/20 still has a non-zero upper bound (0.161).
         let r = SuccessRate::new(0, 20);
         assert_eq!(r.low, 0.0);

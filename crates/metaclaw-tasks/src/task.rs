@@ -148,7 +148,8 @@ fn parse_line(dir: &Path, raw: &str) -> Result<Task, String> {
         verifiers.push(Verifier::Answer(text));
     }
     if let Some(pattern) = &line.pattern {
-        let re = regex::Regex::new(pattern).map_err(|e| format!("`pattern` is not a regex: {e}"))?;
+        let re =
+            regex::Regex::new(pattern).map_err(|e| format!("`pattern` is not a regex: {e}"))?;
         verifiers.push(Verifier::Pattern(re));
     }
     match (&line.choices, &line.correct) {
@@ -216,7 +217,11 @@ not json
         assert_eq!(ids, ["a", "7"]);
         let lines: Vec<usize> = set.problems.iter().map(|p| p.line).collect();
         assert_eq!(lines, [3, 4, 5, 6, 8]);
-        assert!(set.problems[1].message.contains("instruction"), "{:?}", set.problems);
+        assert!(
+            set.problems[1].message.contains("instruction"),
+            "{:?}",
+            set.problems
+        );
         assert!(set.problems[2].message.contains("regex"));
         assert!(set.problems[3].message.contains("duplicate"));
         assert!(set.problems[4].message.contains("inside the task folder"));

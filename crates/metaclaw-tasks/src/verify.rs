@@ -54,7 +54,11 @@ impl Choices {
                     .map(|v| v.as_str().unwrap_or_default().to_owned())
                     .collect(),
             )?,
-            _ => return Err("`choices` must be an object of letter: text, or a list of letters".into()),
+            _ => {
+                return Err(
+                    "`choices` must be an object of letter: text, or a list of letters".into(),
+                );
+            }
         };
         let correct = match correct {
             Value::String(s) => letters(s.split(',').map(str::to_owned).collect())?,
@@ -175,7 +179,11 @@ pub async fn verify(
                     kind: "pattern".into(),
                     passed,
                     score: f64::from(u8::from(passed)),
-                    detail: format!("/{}/ {}", re.as_str(), if passed { "matched" } else { "did not match" }),
+                    detail: format!(
+                        "/{}/ {}",
+                        re.as_str(),
+                        if passed { "matched" } else { "did not match" }
+                    ),
                 }
             }
             Verifier::Choices(c) => {
@@ -213,7 +221,8 @@ async fn check_command(cmd: &str, answer: &str, scratch: &Path, limits: &Command
                 score: f64::from(u8::from(passed)),
                 detail: format!(
                     "exit {}{}",
-                    out.exit_code.map_or("by signal".to_owned(), |c| c.to_string()),
+                    out.exit_code
+                        .map_or("by signal".to_owned(), |c| c.to_string()),
                     if out.output.trim().is_empty() {
                         String::new()
                     } else {
@@ -242,8 +251,16 @@ mod tests {
 
     #[tokio::test]
     async fn answer_is_a_normalised_exact_match() {
-        assert!(run(Verifier::Answer("Paris".into()), "  \"paris.\" ").await.passed);
-        assert!(run(Verifier::Answer("New  York".into()), "new york").await.passed);
+        assert!(
+            run(Verifier::Answer("Paris".into()), "  \"paris.\" ")
+                .await
+                .passed
+        );
+        assert!(
+            run(Verifier::Answer("New  York".into()), "new york")
+                .await
+                .passed
+        );
         let v = run(Verifier::Answer("Paris".into()), "Paris, France").await;
         assert!(!v.passed);
         assert_eq!(v.score, 0.0);
@@ -252,15 +269,26 @@ mod tests {
     #[tokio::test]
     async fn pattern_matches_anywhere() {
         let re = Regex::new(r"^\d{4}-\d{2}-\d{2}$").unwrap();
-        assert!(run(Verifier::Pattern(re.clone()), "2026-11-26").await.passed);
+        assert!(
+            run(Verifier::Pattern(re.clone()), "2026-11-26")
+                .await
+                .passed
+        );
         assert!(!run(Verifier::Pattern(re), "26/11/2026").await.passed);
     }
 
     #[tokio::test]
     async fn choices_take_the_first_bbox_with_partial_credit() {
-        let c = Choices::new(&json!({"A": "a", "B": "b", "C": "c", "D": "d"}), &json!(["A", "C"]))
-            .unwrap();
-        let exact = run(Verifier::Choices(c.clone()), r"I think \bbox{c, a}. Not \bbox{B}").await;
+        let c = Choices::new(
+            &json!({"A": "a", "B": "b", "C": "c", "D": "d"}),
+            &json!(["A", "C"]),
+        )
+        .unwrap();
+        let exact = run(
+            Verifier::Choices(c.clone()),
+            r"I think \bbox{c, a}. Not \bbox{B}",
+        )
+        .await;
         assert!(exact.passed);
         assert_eq!(exact.score, 1.0);
         let partial = run(Verifier::Choices(c.clone()), r"\boxed{A}").await;
