@@ -216,6 +216,11 @@ fn check_semantics(c: &Config) -> Result<(), ConfigError> {
             c.skills.min_similarity,
             (-1.0..=1.0).contains(&c.skills.min_similarity),
         ),
+        (
+            "rl.gate_tolerance",
+            c.rl.gate_tolerance,
+            (0.0..=1.0).contains(&c.rl.gate_tolerance),
+        ),
     ] {
         if !value.is_finite() || !ok {
             // NaN/inf cannot be JSON numbers; show their spelling.
