@@ -4,7 +4,9 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::choices::{ClawType, LlmProvider, LossFn, Mode, RetrievalMode, RewardCombine, WireFormat};
+use crate::choices::{
+    ClawType, LlmProvider, LossFn, Mode, RetrievalMode, RewardCombine, WireFormat,
+};
 use crate::home::{Home, expand_tilde, user_home};
 
 /// Served model name when `llm.model_id` is empty (same fallback as upstream).

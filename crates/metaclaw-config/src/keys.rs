@@ -3,7 +3,9 @@
 
 use serde_json::Value;
 
-use crate::choices::{ClawType, LlmProvider, LossFn, Mode, RetrievalMode, RewardCombine, WireFormat};
+use crate::choices::{
+    ClawType, LlmProvider, LossFn, Mode, RetrievalMode, RewardCombine, WireFormat,
+};
 
 /// What a key holds.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -121,7 +123,11 @@ pub(crate) const KEYS: &[KeySpec] = &[
     key("rl.lora_rank", Kind::Int, POSITIVE),
     key("rl.gate_split", Kind::Str, STR),
     key("rl.gate_tolerance", Kind::Float, "a number between 0 and 1"),
-    key("rl.reward_combine", Kind::Choice(RewardCombine::NAMES), CHOICE),
+    key(
+        "rl.reward_combine",
+        Kind::Choice(RewardCombine::NAMES),
+        CHOICE,
+    ),
     key("rl.batch_size", Kind::Int, POSITIVE),
     key("rl.resume_from_ckpt", Kind::Str, STR),
     key("rl.evolver_api_base", Kind::Str, URL),
