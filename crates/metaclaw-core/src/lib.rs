@@ -12,6 +12,7 @@ pub mod logging;
 pub mod onboarding;
 mod recording;
 mod rl;
+pub mod rollout;
 mod runtime;
 pub mod scheduling;
 pub mod setting_fields;

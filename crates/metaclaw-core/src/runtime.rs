@@ -137,6 +137,7 @@ impl Parts {
         clock: Arc<dyn Clock>,
         shutdown: CancellationToken,
         addr: Option<SocketAddr>,
+        tasks: Option<Arc<crate::rollout::TaskRunner>>,
     ) -> Result<Api, CoreError> {
         Api::new(crate::api::ApiParts {
             store: self.store.clone(),
@@ -151,6 +152,7 @@ impl Parts {
             scheduler: self.scheduler.clone(),
             rl: self.rl.clone(),
             addr,
+            tasks,
         })
     }
 }
@@ -179,7 +181,7 @@ pub fn open_local(
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let open = || -> Result<Api, CoreError> {
         let parts = Parts::open(home, &config, &clock)?;
-        parts.api(home, clock.clone(), CancellationToken::new(), None)
+        parts.api(home, clock.clone(), CancellationToken::new(), None, None)
     };
     let api = open().map_err(|e| crate::instance::InstanceError::Open {
         path: home.root().to_owned(),
@@ -220,6 +222,8 @@ pub async fn start(opts: CoreOptions) -> Result<RunningCore, CoreError> {
     )));
 
     let mut hooks: Vec<Arc<dyn TurnHook>> = Vec::new();
+    // Sessions an evaluation runs without skills (the skills-off arm).
+    let skills_off = Arc::new(crate::rollout::SkillsOff::default());
     let mut watch = None;
     if let Some(service) = skills {
         watch = service.watch().unwrap_or_else(|e| {
@@ -228,6 +232,7 @@ pub async fn start(opts: CoreOptions) -> Result<RunningCore, CoreError> {
         });
         hooks.push(Arc::new(SkillInjector {
             service: service.clone(),
+            skills_off: skills_off.clone(),
         }));
     }
     if let Some(evolution) = evolution {
@@ -265,6 +270,17 @@ pub async fn start(opts: CoreOptions) -> Result<RunningCore, CoreError> {
         .build()
         .map_err(|e| CoreError::Http(e.to_string()))?;
     background.push(tokio::spawn(sweep_sessions(proxy.clone(), idle)));
+    let tasks = crate::rollout::TaskRunner::new(
+        store.clone(),
+        rl.clone(),
+        events.clone(),
+        live.clone(),
+        proxy.sessions(),
+        skills_off,
+    );
+    // Before the RL service starts: whether adapters wait for the gate is decided when the
+    // policy is built.
+    rl.set_gate(Arc::new(crate::rollout::RunnerGate(Arc::downgrade(&tasks))));
     background.push(tokio::spawn(apply_settings(
         proxy.clone(),
         evolution.clone(),
@@ -299,7 +315,8 @@ pub async fn start(opts: CoreOptions) -> Result<RunningCore, CoreError> {
             source,
         })?;
     let addr = listener.local_addr().map_err(CoreError::Serve)?;
-    let api = parts.api(&home, clock.clone(), token.clone(), Some(addr))?;
+    tasks.set_addr(addr);
+    let api = parts.api(&home, clock.clone(), token.clone(), Some(addr), Some(tasks))?;
     let health = Health {
         live: live.clone(),
         started_at: api.parts().started_at,

@@ -304,6 +304,8 @@ impl SkillService {
 /// Injects the retrieved skills into main turns.
 pub(crate) struct SkillInjector {
     pub service: Arc<SkillService>,
+    /// Sessions of a skills-off evaluation arm.
+    pub skills_off: Arc<crate::rollout::SkillsOff>,
 }
 
 impl TurnHook for SkillInjector {
@@ -314,7 +316,7 @@ impl TurnHook for SkillInjector {
     ) -> HookFuture<'a> {
         Box::pin(async move {
             request.skill_generation = Some(self.service.generation());
-            if ctx.turn_type != TurnType::Main {
+            if ctx.turn_type != TurnType::Main || self.skills_off.contains(&ctx.session_id) {
                 return;
             }
             let query = request

@@ -50,6 +50,8 @@ pub struct EpisodeSettings {
     pub allow_commands: bool,
     pub limits: CommandLimits,
     pub model: String,
+    /// Sampling seed sent with every request (reproducible runs).
+    pub seed: Option<u64>,
 }
 
 /// What an episode did.
@@ -116,6 +118,9 @@ pub async fn run_episode(
         let mut body = json!({"model": settings.model, "messages": messages});
         if let Some(t) = settings.temperature {
             body["temperature"] = json!(t);
+        }
+        if let Some(seed) = settings.seed {
+            body["seed"] = json!(seed);
         }
         if tools {
             body["tools"] = json!([run_command_tool()]);
@@ -284,6 +289,7 @@ mod tests {
             allow_commands: true,
             limits: CommandLimits::default(),
             model: "m".into(),
+            seed: None,
         };
         let r = run_episode(&agent, &task, "s1", &settings).await;
         assert!(r.passed(), "{r:?}");
@@ -313,6 +319,7 @@ mod tests {
             allow_commands: false,
             limits: CommandLimits::default(),
             model: "m".into(),
+            seed: None,
         };
         let r = run_episode(&agent, &task, "s2", &settings).await;
         assert_eq!(r.steps, 1);

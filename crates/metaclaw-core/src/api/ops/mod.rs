@@ -11,6 +11,7 @@ pub mod sessions;
 pub mod settings;
 pub mod skills;
 pub mod status;
+pub mod tasks;
 pub mod training;
 pub mod wiring;
 
