@@ -435,7 +435,10 @@ impl TaskRunner {
             let mut rewards = Vec::new();
             for r in &results {
                 if let Some(task) = tasks.get(r.task_id.as_str()) {
-                    rewards.extend(self.reward(task, r, &settings.limits, &config).await?);
+                    rewards.extend(
+                        self.reward(task, r, group, &settings.limits, &config)
+                            .await?,
+                    );
                 }
             }
             if target == 0 {
@@ -692,14 +695,16 @@ impl TaskRunner {
         &self,
         task: &Task,
         r: &EpisodeResult,
+        group: u32,
         limits: &CommandLimits,
         config: &Config,
     ) -> Result<Vec<f64>, RolloutError> {
         let (Some(verdict), Some(last)) = (&r.verdict, r.turn_ids.last()) else {
             return Ok(Vec::new());
         };
-        // Samples are written after their turn, off the request path.
-        let samples = self.wait_for_samples(last).await?;
+        // Samples are written after their turn, one by one, off the request path: a turn
+        // is trainable only once every sample of it has a reward.
+        let samples = self.wait_for_samples(last, group as usize).await?;
         let judge = metaclaw_rl::readiness::judge_configured(config);
         let mut out = Vec::new();
         for s in &samples {
@@ -740,6 +745,7 @@ impl TaskRunner {
     async fn wait_for_samples(
         &self,
         turn: &str,
+        expected: usize,
     ) -> Result<Vec<metaclaw_store::SampleRow>, RolloutError> {
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
@@ -751,7 +757,7 @@ impl TaskRunner {
             })
             .await
             .map_err(|e| RolloutError::Invalid(e.to_string()))??;
-            if !samples.is_empty() || Instant::now() > deadline {
+            if samples.len() >= expected || Instant::now() > deadline {
                 return Ok(samples);
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
