@@ -1083,6 +1083,7 @@ impl Agent for MarkingAgent<'_> {
     }
 }
 
+#[derive(Debug)]
 enum ArmKind {
     Current,
     SkillsOn,
