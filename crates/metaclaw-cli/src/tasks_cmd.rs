@@ -26,11 +26,7 @@ fn absolute(dir: Option<&Path>) -> Result<Option<String>> {
 }
 
 fn core(home: &Home) -> Result<Core> {
-    Ok(Core::running(
-        home,
-        "metaclaw start --mode rl",
-        Duration::from_secs(600),
-    )?)
+    Core::running(home, "metaclaw start --mode rl", Duration::from_secs(600))
 }
 
 pub fn rollout(home: &Home, args: RolloutArgs) -> Result<()> {

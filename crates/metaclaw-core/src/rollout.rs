@@ -48,6 +48,7 @@ impl SkillsOff {
 
 /// What a rollout is asked to do (`metaclaw rollout`, the Training page's Start button).
 #[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(default)]
 pub struct RolloutRequest {
     /// The task folder; default `openclaw_env_data_dir`.
     pub dir: Option<String>,
@@ -70,12 +71,12 @@ pub struct RolloutRequest {
 
 /// What an evaluation is asked to do (`metaclaw eval`).
 #[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(default)]
 pub struct EvalRequest {
     pub dir: Option<String>,
     /// Default `test`.
     pub split: Option<String>,
     /// `current` (default), `skills-on`, `skills-off`, `base`, `previous`, `v<step>`.
-    #[serde(default)]
     pub arms: Vec<String>,
     pub concurrency: Option<u32>,
     pub max_steps: Option<u32>,

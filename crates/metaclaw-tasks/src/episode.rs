@@ -160,10 +160,11 @@ pub async fn run_episode(
                 "content": output}));
         }
     }
-    if !closed && result.steps > 0 {
-        if let Err(e) = agent.end_session(session_id).await {
-            tracing::warn!(error = %e, session = session_id, "episode: session not ended");
-        }
+    if !closed
+        && result.steps > 0
+        && let Err(e) = agent.end_session(session_id).await
+    {
+        tracing::warn!(error = %e, session = session_id, "episode: session not ended");
     }
     if result.error.is_none() {
         result.verdict = verify(

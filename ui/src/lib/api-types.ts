@@ -1379,17 +1379,27 @@ export interface components {
         };
         /** @description What an evaluation is asked to do (`metaclaw eval`). */
         EvalRequest: {
+            /** @default null */
             dir: string | null;
-            /** @description Default `test`. */
+            /**
+             * @description Default `test`.
+             * @default null
+             */
             split: string | null;
             /**
              * @description `current` (default), `skills-on`, `skills-off`, `base`, `previous`, `v<step>`.
              * @default []
              */
             arms: string[];
-            /** Format: uint32 */
+            /**
+             * Format: uint32
+             * @default null
+             */
             concurrency: number | null;
-            /** Format: uint32 */
+            /**
+             * Format: uint32
+             * @default null
+             */
             max_steps: number | null;
         };
         /** @description One arm of an evaluation. */
@@ -1988,34 +1998,50 @@ export interface components {
         };
         /** @description What a rollout is asked to do (`metaclaw rollout`, the Training page's Start button). */
         RolloutRequest: {
-            /** @description The task folder; default `openclaw_env_data_dir`. */
+            /**
+             * @description The task folder; default `openclaw_env_data_dir`.
+             * @default null
+             */
             dir: string | null;
-            /** @description Default `openclaw_env_split` (`train`). */
+            /**
+             * @description Default `openclaw_env_split` (`train`).
+             * @default null
+             */
             split: string | null;
             /**
              * Format: uint32
              * @description Answers sampled per task, compared with each other (default `rl.group_size`).
+             * @default null
              */
             group: number | null;
             /**
              * Format: uint32
              * @description Parallel episodes (default `openclaw_env_concurrency`).
+             * @default null
              */
             concurrency: number | null;
             /**
              * Format: uint32
              * @description Turns per episode (default `openclaw_env_max_steps`).
+             * @default null
              */
             max_steps: number | null;
             /**
              * Format: uint32
              * @description Repeat the split until this many training steps were taken; without it the split
              *     runs once and the trainer takes it from there.
+             * @default null
              */
             steps: number | null;
-            /** @description Evaluate this split before the first and after every step (the learning curve). */
+            /**
+             * @description Evaluate this split before the first and after every step (the learning curve).
+             * @default null
+             */
             eval: string | null;
-            /** @description Offer the `run_command` tool (default `openclaw_env_allow_commands`). */
+            /**
+             * @description Offer the `run_command` tool (default `openclaw_env_allow_commands`).
+             * @default null
+             */
             allow_commands: boolean | null;
         };
         /** @description What one distillation did. */
