@@ -42,6 +42,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("metaclaw-config", &[]),
     ("metaclaw-charts", &[]),
     ("metaclaw-claws", &[]),
+    ("metaclaw-tasks", &[]),
     ("tinker-client", &[]),
     ("metaclaw-store", &["metaclaw-domain"]),
     ("metaclaw-llm", &["metaclaw-domain"]),
@@ -83,6 +84,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "metaclaw-claws",
             "metaclaw-charts",
             "metaclaw-scheduler",
+            "metaclaw-tasks",
         ],
     ),
     (

@@ -45,6 +45,17 @@ pub enum Command {
         #[arg(long, default_value_t = 600)]
         timeout: u64,
     },
+    /// Run a task folder's split as episodes through the proxy and train on them.
+    Rollout(RolloutArgs),
+    /// Evaluate a task split (never trained on), comparing arms.
+    Eval(EvalArgs),
+    /// List the trained adapter versions: which serves, their gate figures, why.
+    Adapters,
+    /// Serve an earlier adapter version again.
+    Rollback {
+        /// The version (training step), as `metaclaw adapters` lists it.
+        step: u64,
+    },
     /// Thumbs up or down on a turn (a signal for skill evolution).
     Feedback {
         turn_id: String,
@@ -221,4 +232,49 @@ pub struct SetupArgs {
     /// Copy the bundled skill bank into the skills folder (asked when interactive).
     #[arg(long)]
     pub install_skills: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct RolloutArgs {
+    /// The task folder (`<split>.jsonl` files); default openclaw_env_data_dir.
+    pub dir: Option<std::path::PathBuf>,
+    /// The split to train on; default openclaw_env_split (train).
+    #[arg(long)]
+    pub split: Option<String>,
+    /// Answers sampled per task, compared with each other; default rl.group_size.
+    #[arg(long)]
+    pub group: Option<u32>,
+    /// Parallel episodes; default openclaw_env_concurrency (4).
+    #[arg(long)]
+    pub concurrency: Option<u32>,
+    /// Turns per episode; default openclaw_env_max_steps (15).
+    #[arg(long)]
+    pub max_steps: Option<u32>,
+    /// Repeat the split until this many training steps were taken.
+    #[arg(long)]
+    pub steps: Option<u32>,
+    /// Evaluate this split before and after every step: the learning curve.
+    #[arg(long)]
+    pub eval: Option<String>,
+    /// Offer the agent a run_command tool (confined to each episode's scratch folder).
+    #[arg(long)]
+    pub allow_commands: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct EvalArgs {
+    /// The task folder; default openclaw_env_data_dir.
+    pub dir: Option<std::path::PathBuf>,
+    #[arg(long)]
+    pub split: Option<String>,
+    /// Comma-separated: current, skills-on, skills-off, base, previous, v<step>.
+    #[arg(long, default_value = "current")]
+    pub arms: String,
+    #[arg(long)]
+    pub concurrency: Option<u32>,
+    #[arg(long)]
+    pub max_steps: Option<u32>,
+    /// Print the report as JSON.
+    #[arg(long)]
+    pub json: bool,
 }

@@ -10,6 +10,7 @@ mod seed;
 mod setup;
 mod skills_cmd;
 mod status;
+mod tasks_cmd;
 mod train_cmd;
 
 use std::process::ExitCode;
@@ -49,6 +50,10 @@ fn main() -> ExitCode {
         } => skills_cmd::feedback(&home, &turn_id, &rating, note),
         Command::Scheduler(cmd) => scheduler_cmd::run(&home, cmd),
         Command::TrainStep { timeout } => train_cmd::run(&home, timeout),
+        Command::Rollout(args) => tasks_cmd::rollout(&home, args),
+        Command::Eval(args) => tasks_cmd::eval(&home, args),
+        Command::Adapters => tasks_cmd::adapters(&home),
+        Command::Rollback { step } => tasks_cmd::rollback(&home, step),
         Command::Dashboard { print_url } => daemon::dashboard(&home, print_url),
         Command::Dev(cli::DevCommand::Seed) => seed::run(&home),
         Command::Version => {

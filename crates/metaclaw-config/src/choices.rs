@@ -151,6 +151,25 @@ choice! {
     }
 }
 
+choice! {
+    /// How a task's verifier and the PRM judge make one reward when both scored a sample.
+    RewardCombine for "rl.reward_combine" {
+        /// The verifier decides; the judge's votes are stored beside it.
+        #[default]
+        Verifier = "verifier",
+        /// The mean of both (the judge's -1..1 mapped to 0..1).
+        Mean = "mean",
+        /// The lower of both: an answer must satisfy the verifier and the judge.
+        Min = "min",
+    }
+}
+
+impl RewardCombine {
+    fn legacy(_: &str) -> Option<Self> {
+        None
+    }
+}
+
 impl LossFn {
     fn legacy(_: &str) -> Option<Self> {
         None

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::choices::{
-    ClawType, LlmProvider, LossFn, Mode, ResponsesApi, RetrievalMode, WireFormat,
+    ClawType, LlmProvider, LossFn, Mode, ResponsesApi, RetrievalMode, RewardCombine, WireFormat,
 };
 use crate::home::{Home, expand_tilde, user_home};
 
@@ -33,6 +33,14 @@ pub struct Config {
     pub configure_openclaw: bool,
     /// Pause learning: no skill distillation and no training until resumed.
     pub learning_paused: bool,
+    /// Programmatic rollouts (upstream's keys): the task folder, the split, parallel
+    /// episodes and turns per episode.
+    pub openclaw_env_data_dir: String,
+    pub openclaw_env_split: String,
+    pub openclaw_env_concurrency: u32,
+    pub openclaw_env_max_steps: u32,
+    /// Offer the agent a `run_command` tool in rollouts (sandboxed in the episode's folder).
+    pub openclaw_env_allow_commands: bool,
 }
 
 impl Default for Config {
@@ -55,6 +63,11 @@ impl Default for Config {
             claw_type: ClawType::default(),
             configure_openclaw: true,
             learning_paused: false,
+            openclaw_env_data_dir: String::new(),
+            openclaw_env_split: "train".to_owned(),
+            openclaw_env_concurrency: 4,
+            openclaw_env_max_steps: 15,
+            openclaw_env_allow_commands: false,
         }
     }
 }
@@ -296,6 +309,14 @@ pub struct RlConfig {
     /// Sampling defaults when a request sets none.
     pub temperature: f64,
     pub max_new_tokens: u32,
+    /// A split of the task folder a new adapter must not regress on before it serves; empty
+    /// = every trained adapter serves at once.
+    pub gate_split: String,
+    /// How much lower than the serving adapter's success on the gate split a new one may
+    /// score and still serve (0..1).
+    pub gate_tolerance: f64,
+    /// How the verifier and the judge combine when both scored a sample.
+    pub reward_combine: RewardCombine,
 }
 
 impl Default for RlConfig {
@@ -331,6 +352,9 @@ impl Default for RlConfig {
             save_weights_timeout_s: 200,
             temperature: 0.7,
             max_new_tokens: 2048,
+            gate_split: String::new(),
+            gate_tolerance: 0.05,
+            reward_combine: RewardCombine::default(),
         }
     }
 }

@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use crate::choices::{
-    ClawType, LlmProvider, LossFn, Mode, ResponsesApi, RetrievalMode, WireFormat,
+    ClawType, LlmProvider, LossFn, Mode, ResponsesApi, RetrievalMode, RewardCombine, WireFormat,
 };
 
 /// What a key holds.
@@ -63,6 +63,11 @@ const CHOICE: &str = "";
 /// Every key this version reads. Kept in step with `Config` by a unit test.
 pub(crate) const KEYS: &[KeySpec] = &[
     key("mode", Kind::Choice(Mode::NAMES), CHOICE),
+    key("openclaw_env_data_dir", Kind::Str, STR),
+    key("openclaw_env_split", Kind::Str, STR),
+    key("openclaw_env_concurrency", Kind::Int, POSITIVE),
+    key("openclaw_env_max_steps", Kind::Int, POSITIVE),
+    key("openclaw_env_allow_commands", Kind::Bool, BOOL),
     key("llm", Kind::Section, SECTION),
     key("llm.provider", Kind::Choice(LlmProvider::NAMES), CHOICE),
     key("llm.model_id", Kind::Str, STR),
@@ -127,6 +132,13 @@ pub(crate) const KEYS: &[KeySpec] = &[
     key("rl.prm_model", Kind::Str, STR),
     key("rl.prm_api_key", Kind::Str, STR),
     key("rl.lora_rank", Kind::Int, POSITIVE),
+    key("rl.gate_split", Kind::Str, STR),
+    key("rl.gate_tolerance", Kind::Float, "a number between 0 and 1"),
+    key(
+        "rl.reward_combine",
+        Kind::Choice(RewardCombine::NAMES),
+        CHOICE,
+    ),
     key("rl.batch_size", Kind::Int, POSITIVE),
     key("rl.resume_from_ckpt", Kind::Str, STR),
     key("rl.evolver_api_base", Kind::Str, URL),
@@ -218,7 +230,6 @@ const MEMORY: &str = "the memory layer is not implemented";
 const TRAINING: &str = "training settings live under `rl:` (rl.learning_rate, rl.loss_fn, ...)";
 const PRM_SAMPLING: &str = "PRM settings live under `rl:` (rl.prm_m, rl.prm_temperature, ...)";
 const PROVIDER: &str = "only OpenAI-compatible endpoints are supported";
-const ROLLOUT: &str = "programmatic rollout is not supported";
 const SYNERGY: &str = "memory/skill synergy is not implemented";
 
 /// Upstream keys this version deliberately ignores. An entry matches the key
@@ -291,10 +302,6 @@ const DATACLASS_ONLY: &[(&str, &str)] = &[
         "record_dir",
         "conversations are recorded in the MetaClaw database",
     ),
-    ("openclaw_env_data_dir", ROLLOUT),
-    ("openclaw_env_split", ROLLOUT),
-    ("openclaw_env_concurrency", ROLLOUT),
-    ("openclaw_env_max_steps", ROLLOUT),
 ];
 
 /// Sections under which dataclass-only names are tolerated.

@@ -14,7 +14,9 @@ pub mod preset;
 mod validation;
 mod warning;
 
-pub use choices::{ClawType, LlmProvider, LossFn, Mode, ResponsesApi, RetrievalMode, WireFormat};
+pub use choices::{
+    ClawType, LlmProvider, LossFn, Mode, ResponsesApi, RetrievalMode, RewardCombine, WireFormat,
+};
 pub use config::{
     CalendarConfig, Config, DEFAULT_SERVED_MODEL, DEFAULT_SKILLS_DIR, EmbeddingConfig, LlmConfig,
     OpdConfig, ProxyConfig, RecordsConfig, RlConfig, SchedulerConfig, SessionConfig, SkillsConfig,

@@ -227,6 +227,11 @@ fn check_semantics(c: &Config) -> Result<(), ConfigError> {
             c.skills.holdout_share,
             (0.0..=0.5).contains(&c.skills.holdout_share),
         ),
+        (
+            "rl.gate_tolerance",
+            c.rl.gate_tolerance,
+            (0.0..=1.0).contains(&c.rl.gate_tolerance),
+        ),
     ] {
         if !value.is_finite() || !ok {
             // NaN/inf cannot be JSON numbers; show their spelling.

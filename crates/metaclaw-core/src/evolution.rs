@@ -710,6 +710,10 @@ pub(crate) async fn triggers(
             let store = evo.store.clone();
             // Waits for the writer: never on the async workers that serve requests.
             let _ = tokio::task::spawn_blocking(move || store.flush()).await;
+            // Evaluations are never distilled: they measure the skills, not teach them.
+            if evo.store.is_eval_session(&session).unwrap_or(false) {
+                return;
+            }
             if let Err(e) = evo.distil(&session, trigger).await {
                 tracing::warn!(%session, "skill evolution could not run: {e}");
             }

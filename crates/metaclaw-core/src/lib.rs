@@ -14,6 +14,7 @@ pub mod onboarding;
 mod recording;
 mod revision;
 mod rl;
+pub mod rollout;
 mod runtime;
 pub mod scheduling;
 pub mod setting_fields;

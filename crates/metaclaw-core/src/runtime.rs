@@ -130,6 +130,7 @@ impl Parts {
         clock: Arc<dyn Clock>,
         shutdown: CancellationToken,
         addr: Option<SocketAddr>,
+        tasks: Option<Arc<crate::rollout::TaskRunner>>,
     ) -> Result<Api, CoreError> {
         Api::new(crate::api::ApiParts {
             store: self.store.clone(),
@@ -144,6 +145,7 @@ impl Parts {
             scheduler: self.scheduler.clone(),
             rl: self.rl.clone(),
             addr,
+            tasks,
         })
     }
 }
@@ -172,7 +174,7 @@ pub fn open_local(
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let open = || -> Result<Api, CoreError> {
         let parts = Parts::open(home, &config, &clock)?;
-        parts.api(home, clock.clone(), CancellationToken::new(), None)
+        parts.api(home, clock.clone(), CancellationToken::new(), None, None)
     };
     let api = open().map_err(|e| crate::instance::InstanceError::Open {
         path: home.root().to_owned(),
@@ -213,11 +215,14 @@ pub async fn start(opts: CoreOptions) -> Result<RunningCore, CoreError> {
     )));
 
     let mut hooks: Vec<Arc<dyn TurnHook>> = Vec::new();
+    // Sessions an evaluation runs without skills (the skills-off arm).
+    let skills_off = Arc::new(crate::rollout::SkillsOff::default());
     if let Err(e) = skills.start_watching() {
         tracing::warn!("skills hot reload is off: {e}");
     }
     hooks.push(Arc::new(SkillInjector {
         service: skills.clone(),
+        skills_off: skills_off.clone(),
     }));
     background.push(tokio::spawn(crate::evolution::triggers(
         evolution.clone(),
@@ -252,6 +257,17 @@ pub async fn start(opts: CoreOptions) -> Result<RunningCore, CoreError> {
         .build()
         .map_err(|e| CoreError::Http(e.to_string()))?;
     background.push(tokio::spawn(sweep_sessions(proxy.clone(), idle)));
+    let tasks = crate::rollout::TaskRunner::new(
+        store.clone(),
+        rl.clone(),
+        events.clone(),
+        live.clone(),
+        proxy.sessions(),
+        skills_off,
+    );
+    // Before the RL service starts: whether adapters wait for the gate is decided when the
+    // policy is built.
+    rl.set_gate(Arc::new(crate::rollout::RunnerGate(Arc::downgrade(&tasks))));
     background.push(tokio::spawn(apply_settings(
         proxy.clone(),
         evolution.clone(),
@@ -286,7 +302,8 @@ pub async fn start(opts: CoreOptions) -> Result<RunningCore, CoreError> {
             source,
         })?;
     let addr = listener.local_addr().map_err(CoreError::Serve)?;
-    let api = parts.api(&home, clock.clone(), token.clone(), Some(addr))?;
+    tasks.set_addr(addr);
+    let api = parts.api(&home, clock.clone(), token.clone(), Some(addr), Some(tasks))?;
     let health = Health {
         live: live.clone(),
         started_at: api.parts().started_at,

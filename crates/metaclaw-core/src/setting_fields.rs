@@ -484,6 +484,58 @@ const DESCRIBED: &[Described] = &[
         "A tinker:// checkpoint to start from; empty = the last one.",
     ),
     d(
+        "rl.gate_split",
+        G::Rl,
+        "Gate split",
+        "A split of the task folder (e.g. gate) a new adapter must not do worse on before it serves; empty = every adapter serves at once.",
+    ),
+    d(
+        "rl.gate_tolerance",
+        G::Rl,
+        "Gate tolerance",
+        "How much lower (0..1) a new adapter's success on the gate split may be than the serving one's.",
+    )
+    .range(0.0, 1.0),
+    d(
+        "rl.reward_combine",
+        G::Rl,
+        "Verifier and judge",
+        "When a task's verifier and the judge both scored an answer: verifier decides, mean of both, or the lower (min).",
+    ),
+    d(
+        "openclaw_env_data_dir",
+        G::Rl,
+        "Task folder",
+        "A folder of <split>.jsonl tasks for rollouts and evaluations (metaclaw rollout, metaclaw eval).",
+    )
+    .path(),
+    d(
+        "openclaw_env_split",
+        G::Rl,
+        "Rollout split",
+        "The task split rollouts train on.",
+    ),
+    d(
+        "openclaw_env_concurrency",
+        G::Rl,
+        "Parallel episodes",
+        "Tasks run at the same time in a rollout or evaluation.",
+    )
+    .min(1.0),
+    d(
+        "openclaw_env_max_steps",
+        G::Rl,
+        "Turns per episode",
+        "The most model turns one task may take.",
+    )
+    .min(1.0),
+    d(
+        "openclaw_env_allow_commands",
+        G::Rl,
+        "Let tasks run commands",
+        "Warning: the agent may then run shell commands during rollouts. They run only in each task's scratch folder (needs bubblewrap), with a time limit and an output cap.",
+    ),
+    d(
         "rl.manual_train_trigger",
         G::Rl,
         "Train only on demand",

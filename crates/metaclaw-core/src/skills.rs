@@ -407,6 +407,8 @@ pub const RUNNERS_UP: usize = 3;
 /// Injects the retrieved skills into main turns.
 pub(crate) struct SkillInjector {
     pub service: Arc<SkillService>,
+    /// Sessions of a skills-off evaluation arm.
+    pub skills_off: Arc<crate::rollout::SkillsOff>,
 }
 
 impl TurnHook for SkillInjector {
@@ -420,7 +422,7 @@ impl TurnHook for SkillInjector {
                 return;
             }
             request.skill_generation = Some(self.service.generation());
-            if ctx.turn_type != TurnType::Main {
+            if ctx.turn_type != TurnType::Main || self.skills_off.contains(&ctx.session_id) {
                 return;
             }
             let query = metaclaw_skills::query::from_messages(&request.messages());

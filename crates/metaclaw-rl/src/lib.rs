@@ -18,5 +18,8 @@ pub mod teacher;
 pub mod trainer;
 
 pub use error::RlError;
-pub use service::{Phase, RlModel, RlParts, RlService, RlStatus, SampleHook, StartupProgress};
+pub use service::{
+    AdapterGate, GateFuture, GateVerdict, Phase, RlModel, RlParts, RlService, RlStatus, SampleHook,
+    StartupProgress,
+};
 pub use trainer::StepOutcome;

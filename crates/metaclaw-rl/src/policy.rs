@@ -45,6 +45,56 @@ pub struct Trace {
     pub responses: Vec<SampledResponse>,
 }
 
+/// Which weights answer a pinned session (evaluation arms, the adapter gate).
+#[derive(Debug, Clone, PartialEq)]
+pub enum AdapterChoice {
+    /// Whatever serves live chat.
+    Serving,
+    /// The freshly trained adapter waiting for the gate's verdict.
+    Candidate,
+    /// A trained version (its training step) kept in memory.
+    Version(u64),
+    /// The base model without any adapter.
+    Base,
+}
+
+/// How the policy treats one session's requests.
+#[derive(Debug, Clone)]
+pub struct SessionPin {
+    pub adapter: AdapterChoice,
+    /// Sequences sampled per main turn (a rollout's group), instead of `rl.group_size`.
+    pub samples: Option<u32>,
+    /// Keep the samples for training; evaluations keep none.
+    pub record: bool,
+}
+
+/// Sessions pinned by rollouts and evaluations, shared by every policy the service builds.
+#[derive(Default)]
+pub struct Pins(std::sync::Mutex<HashMap<String, SessionPin>>);
+
+impl Pins {
+    pub fn set(&self, session_id: &str, pin: SessionPin) {
+        self.lock().insert(session_id.to_owned(), pin);
+    }
+    pub fn remove(&self, session_id: &str) {
+        self.lock().remove(session_id);
+    }
+    pub fn get(&self, session_id: &str) -> Option<SessionPin> {
+        self.lock().get(session_id).cloned()
+    }
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, SessionPin>> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// Samplers besides the serving one: trained versions, the candidate, the base model.
+#[derive(Default)]
+struct Versions {
+    by_step: std::collections::BTreeMap<u64, Arc<Sampler>>,
+    candidate: Option<Arc<Sampler>>,
+    base: Option<Arc<Sampler>>,
+}
+
 #[derive(Debug, Clone, Copy)]
 pub struct SamplingDefaults {
     pub temperature: f64,
@@ -59,10 +109,17 @@ pub struct Policy {
     sampler: ArcSwapOption<Sampler>,
     active: AtomicBool,
     traces: std::sync::Mutex<HashMap<String, Trace>>,
+    versions: std::sync::Mutex<Versions>,
+    pins: Arc<Pins>,
 }
 
 impl Policy {
-    pub fn new(renderer: Arc<Renderer>, model: String, defaults: SamplingDefaults) -> Self {
+    pub fn new(
+        renderer: Arc<Renderer>,
+        model: String,
+        defaults: SamplingDefaults,
+        pins: Arc<Pins>,
+    ) -> Self {
         Self {
             renderer,
             model,
@@ -70,6 +127,84 @@ impl Policy {
             sampler: ArcSwapOption::empty(),
             active: AtomicBool::new(false),
             traces: Default::default(),
+            versions: Default::default(),
+            pins,
+        }
+    }
+
+    fn lock_versions(&self) -> std::sync::MutexGuard<'_, Versions> {
+        self.versions.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Holds a freshly trained sampler back from live chat until the gate decides.
+    pub fn offer(&self, sampler: Sampler) {
+        tracing::info!(sampler = %sampler.name, step = sampler.step, "policy: candidate waits for the gate");
+        let sampler = Arc::new(sampler);
+        let mut v = self.lock_versions();
+        v.by_step.insert(sampler.step, sampler.clone());
+        v.candidate = Some(sampler);
+    }
+
+    /// The candidate serves from now on; returns its step.
+    pub fn promote(&self) -> Option<u64> {
+        let candidate = self.lock_versions().candidate.take()?;
+        let step = candidate.step;
+        tracing::info!(step, "policy: candidate promoted");
+        self.sampler.store(Some(candidate));
+        Some(step)
+    }
+
+    /// Drops the candidate (refused by the gate); the serving sampler stays.
+    pub fn discard(&self) -> Option<u64> {
+        let mut v = self.lock_versions();
+        let candidate = v.candidate.take()?;
+        v.by_step.remove(&candidate.step);
+        Some(candidate.step)
+    }
+
+    pub fn candidate(&self) -> Option<Arc<Sampler>> {
+        self.lock_versions().candidate.clone()
+    }
+
+    /// Serves a version still held in memory; false when it is not.
+    pub fn serve_version(&self, step: u64) -> bool {
+        let Some(s) = self.lock_versions().by_step.get(&step).cloned() else {
+            return false;
+        };
+        tracing::info!(step, "policy: serving an earlier version");
+        self.sampler.store(Some(s));
+        true
+    }
+
+    pub fn set_base(&self, sampler: Sampler) {
+        self.lock_versions().base = Some(Arc::new(sampler));
+    }
+
+    pub fn has_base(&self) -> bool {
+        self.lock_versions().base.is_some()
+    }
+
+    /// The sampler that answers a request of `session_id`.
+    fn sampler_for(&self, pin: Option<&SessionPin>) -> Result<Arc<Sampler>, LocalError> {
+        let missing = |what: &str| LocalError::Unavailable(format!("the policy holds no {what}"));
+        match pin.map(|p| &p.adapter) {
+            None | Some(AdapterChoice::Serving) => self.current().ok_or_else(|| {
+                LocalError::Unavailable("the RL policy is still starting (no sampler yet)".into())
+            }),
+            Some(AdapterChoice::Candidate) => {
+                self.candidate().ok_or_else(|| missing("candidate adapter"))
+            }
+            Some(AdapterChoice::Version(step)) => self
+                .lock_versions()
+                .by_step
+                .get(step)
+                .cloned()
+                .ok_or_else(|| missing(&format!("adapter version {step}"))),
+            Some(AdapterChoice::Base) => self
+                .lock_versions()
+                .base
+                .clone()
+                .ok_or_else(|| missing("base-model sampler")),
         }
     }
 
@@ -80,7 +215,11 @@ impl Policy {
     /// Makes `sampler` serve every request that starts from now on.
     pub fn swap(&self, sampler: Sampler) {
         tracing::info!(sampler = %sampler.name, step = sampler.step, "policy: sampler swapped in");
-        self.sampler.store(Some(Arc::new(sampler)));
+        let sampler = Arc::new(sampler);
+        self.lock_versions()
+            .by_step
+            .insert(sampler.step, sampler.clone());
+        self.sampler.store(Some(sampler));
     }
 
     pub fn current(&self) -> Option<Arc<Sampler>> {
@@ -124,13 +263,17 @@ impl Policy {
             .renderer
             .render_prompt(&messages, &tools)
             .map_err(|e| LocalError::BadRequest(e.to_string()))?;
-        let sampler = self.current().ok_or_else(|| {
-            LocalError::Unavailable("the RL policy is still starting (no sampler yet)".into())
-        })?;
+        let pin = self.pins.get(&ctx.session_id);
+        let sampler = self.sampler_for(pin.as_ref())?;
         let params = self.params(&request);
+        let record = pin.as_ref().is_none_or(|p| p.record);
         let n = match ctx.turn_type {
-            TurnType::Main => self.defaults.group_size.max(1),
-            TurnType::Side => 1,
+            TurnType::Main if record => pin
+                .as_ref()
+                .and_then(|p| p.samples)
+                .unwrap_or(self.defaults.group_size)
+                .max(1),
+            _ => 1,
         };
         let out = sampler
             .client
@@ -158,7 +301,7 @@ impl Policy {
             prompt.len(),
             first.tokens.len(),
         );
-        if ctx.turn_type == TurnType::Main {
+        if ctx.turn_type == TurnType::Main && record {
             let responses: Vec<SampledResponse> = out
                 .sequences
                 .iter()

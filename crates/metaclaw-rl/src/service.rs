@@ -13,7 +13,7 @@ use metaclaw_domain::{Event, TurnRecord, TurnStatus, TurnType};
 use metaclaw_proxy::{LocalError, LocalFuture, LocalModel, TurnContext, TurnHook};
 use metaclaw_render::{HubConfig, Renderer, RendererKind};
 use metaclaw_scheduler::Scheduler;
-use metaclaw_store::{NewSample, SampleState, Store, TrainingStep};
+use metaclaw_store::{AdapterStatus, AdapterVersion, NewSample, SampleState, Store, TrainingStep};
 use serde::Serialize;
 use serde_json::{Map, Value};
 use tokio::sync::{Notify, broadcast};
@@ -21,11 +21,32 @@ use tokio_util::sync::CancellationToken;
 
 use crate::error::RlError;
 use crate::judge::{Judge, JudgeSettings};
-use crate::policy::{Policy, SamplingDefaults};
+use crate::policy::{Pins, Policy, SamplingDefaults};
 use crate::readiness::{self, RewardSources};
 use crate::scoring::Scorer;
 use crate::teacher::{Teacher, TeacherSettings};
 use crate::trainer::{NeverPause, PauseGate, StepOutcome, Trainer, TrainerSettings};
+
+/// The gate's finding on a candidate adapter.
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize, schemars::JsonSchema)]
+pub struct GateVerdict {
+    pub accept: bool,
+    /// The candidate's success on the gate split.
+    pub success: Option<f64>,
+    pub trials: Option<u64>,
+    /// The serving adapter's success it was compared with.
+    pub baseline: Option<f64>,
+    pub reason: String,
+}
+
+pub type GateFuture<'a> =
+    std::pin::Pin<Box<dyn std::future::Future<Output = GateVerdict> + Send + 'a>>;
+
+/// Decides whether a freshly trained adapter may serve (the core evaluates it on the gate
+/// split through the proxy, pinned to the candidate).
+pub trait AdapterGate: Send + Sync {
+    fn check(&self, step: u64) -> GateFuture<'_>;
+}
 
 /// What the service needs from the daemon.
 pub struct RlParts {
@@ -131,6 +152,10 @@ pub struct RlService {
     /// The settings the running policy was built with ([`fingerprint`]).
     built_with: std::sync::Mutex<Option<Value>>,
     starts: std::sync::atomic::AtomicU64,
+    pins: Arc<Pins>,
+    gate_check: std::sync::RwLock<Option<Arc<dyn AdapterGate>>>,
+    /// A rollout drives the steps itself: the background loop does not train meanwhile.
+    held: std::sync::atomic::AtomicBool,
 }
 
 /// The settings a running policy depends on: a change to any of them restarts RL. Keys read
@@ -144,6 +169,8 @@ fn fingerprint(c: &Config) -> Value {
             "evolver_api_base",
             "evolver_api_key",
             "evolver_model",
+            "gate_tolerance",
+            "reward_combine",
         ] {
             map.remove(live);
         }
@@ -183,6 +210,215 @@ impl RlService {
             teacher_error: std::sync::Mutex::new(None),
             built_with: std::sync::Mutex::new(None),
             starts: std::sync::atomic::AtomicU64::new(0),
+            pins: Arc::default(),
+            gate_check: std::sync::RwLock::new(None),
+            held: std::sync::atomic::AtomicBool::new(false),
+        })
+    }
+
+    /// Sessions whose requests the policy answers from a chosen adapter.
+    pub fn pins(&self) -> &Arc<Pins> {
+        &self.pins
+    }
+
+    /// Registers who evaluates candidate adapters (the core, at start-up).
+    pub fn set_gate(&self, gate: Arc<dyn AdapterGate>) {
+        *self.gate_check.write().unwrap_or_else(|e| e.into_inner()) = Some(gate);
+    }
+
+    fn gate(&self) -> Option<Arc<dyn AdapterGate>> {
+        self.gate_check
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// While held, the background loop scores but does not train (a rollout steps itself).
+    pub fn hold_training(&self, held: bool) {
+        self.held.store(held, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Whether adapters wait for the gate: a gate split is set and someone can evaluate.
+    fn gated(&self, c: &Config) -> bool {
+        !c.rl.gate_split.trim().is_empty() && self.gate().is_some()
+    }
+
+    /// The gate decides on the candidate `step` produced: it serves (and its training state
+    /// is saved, so a later refusal can return to it), or it is refused and the trainer's
+    /// weights go back to the serving version's.
+    async fn decide(&self, running: &Running, step: u64, sampler: &str) -> Result<(), RlError> {
+        let now = self.parts.store.now();
+        let Some(gate) = self.gate().filter(|_| running.trainer.settings().gated) else {
+            self.parts.store.upsert_adapter_version(AdapterVersion {
+                step,
+                created_at: now,
+                sampler_path: Some(sampler.to_owned()),
+                state_path: None,
+                status: AdapterStatus::Serving,
+                eval_success: None,
+                eval_trials: None,
+                reason: Some("serves at once (no gate split set)".into()),
+            })?;
+            return Ok(());
+        };
+        let verdict = gate.check(step).await;
+        tracing::info!(step, accept = verdict.accept, reason = %verdict.reason, "rl: adapter gate");
+        if verdict.accept {
+            running.policy.promote();
+            let state = running.trainer.snapshot(step).await?;
+            self.parts.store.upsert_adapter_version(AdapterVersion {
+                step,
+                created_at: now,
+                sampler_path: Some(sampler.to_owned()),
+                state_path: Some(state).filter(|p| !p.is_empty()),
+                status: AdapterStatus::Serving,
+                eval_success: verdict.success,
+                eval_trials: verdict.trials,
+                reason: Some(verdict.reason.clone()),
+            })?;
+        } else {
+            running.policy.discard();
+            self.parts.store.upsert_adapter_version(AdapterVersion {
+                step,
+                created_at: now,
+                sampler_path: Some(sampler.to_owned()),
+                state_path: None,
+                status: AdapterStatus::Refused,
+                eval_success: verdict.success,
+                eval_trials: verdict.trials,
+                reason: Some(verdict.reason.clone()),
+            })?;
+            let serving = self
+                .parts
+                .store
+                .adapter_versions()?
+                .into_iter()
+                .find(|v| v.status == AdapterStatus::Serving);
+            match serving.and_then(|v| v.state_path) {
+                Some(path) => running.trainer.restore(&path).await?,
+                None => tracing::warn!(
+                    step,
+                    "rl: no saved state of the serving adapter; training continues from the refused one"
+                ),
+            }
+        }
+        let _ = self.parts.events.send(Event::Training {
+            step,
+            status: if verdict.accept {
+                "promoted"
+            } else {
+                "refused"
+            }
+            .to_owned(),
+            progress: Some(1.0),
+        });
+        Ok(())
+    }
+
+    /// The weights the policy starts with are a version too (the one a refused adapter
+    /// returns to); with a gate its training state is saved so it can be returned to.
+    async fn record_start_version(&self, running: &Running) -> Result<(), RlError> {
+        let Some(sampler) = running.policy.current() else {
+            return Ok(());
+        };
+        let versions = self.parts.store.adapter_versions()?;
+        let known = versions.iter().find(|v| v.step == sampler.step);
+        let has_state = known.is_some_and(|v| v.state_path.is_some());
+        let state = if running.trainer.settings().gated && !has_state {
+            Some(running.trainer.snapshot(sampler.step).await?).filter(|p| !p.is_empty())
+        } else {
+            None
+        };
+        let serving_elsewhere = versions
+            .iter()
+            .any(|v| v.status == AdapterStatus::Serving && v.step != sampler.step);
+        self.parts.store.upsert_adapter_version(AdapterVersion {
+            step: sampler.step,
+            created_at: self.parts.store.now(),
+            sampler_path: Some(sampler.name.clone()),
+            state_path: state,
+            status: AdapterStatus::Serving,
+            eval_success: None,
+            eval_trials: None,
+            reason: Some(if sampler.step == 0 {
+                "the base weights, before any training".to_owned()
+            } else if serving_elsewhere {
+                "serves after a restart (the latest trained weights)".to_owned()
+            } else {
+                "serves since start-up".to_owned()
+            }),
+        })?;
+        Ok(())
+    }
+
+    /// Serves an earlier adapter version again and returns training to its saved state.
+    pub async fn rollback(&self, step: u64) -> Result<AdapterVersion, RlError> {
+        let running = self.running_or_err()?;
+        let _guard = self.gate.lock().await;
+        let versions = self.parts.store.adapter_versions()?;
+        let Some(version) = versions.iter().find(|v| v.step == step).cloned() else {
+            return Err(RlError::Config(format!(
+                "there is no adapter version {step}"
+            )));
+        };
+        if version.status == AdapterStatus::Refused {
+            return Err(RlError::Config(format!(
+                "adapter version {step} was refused by the gate and never served"
+            )));
+        }
+        if !running.policy.serve_version(step) {
+            let path = version.sampler_path.clone().ok_or_else(|| {
+                RlError::Config(format!(
+                    "adapter version {step} has no saved sampler weights"
+                ))
+            })?;
+            running
+                .policy
+                .swap(running.trainer.sampler_at(&path, step).await?);
+        }
+        if let Some(state) = &version.state_path {
+            running.trainer.restore(state).await?;
+        }
+        let mut serving = version;
+        serving.status = AdapterStatus::Serving;
+        serving.reason = Some(if serving.state_path.is_some() {
+            "rolled back: serves again, and training continues from it".to_owned()
+        } else {
+            "rolled back: serves again (no saved training state: training continues from the latest weights)".to_owned()
+        });
+        self.parts.store.upsert_adapter_version(serving.clone())?;
+        let _ = self.parts.events.send(Event::Training {
+            step,
+            status: "rolled_back".to_owned(),
+            progress: Some(1.0),
+        });
+        Ok(serving)
+    }
+
+    /// Makes sure the policy holds a base-model sampler (the `base` evaluation arm).
+    pub async fn ensure_base(&self) -> Result<(), RlError> {
+        let running = self.running_or_err()?;
+        if !running.policy.has_base() {
+            running
+                .policy
+                .set_base(running.trainer.base_sampler().await?);
+        }
+        Ok(())
+    }
+
+    /// The adapter versions the policy can serve by step (serving first is not implied).
+    pub fn serving_step(&self) -> Option<u64> {
+        self.policy().and_then(|p| p.current()).map(|s| s.step)
+    }
+
+    fn running_or_err(&self) -> Result<Arc<Running>, RlError> {
+        self.running.load_full().ok_or_else(|| {
+            let (phase, message) = self.phase();
+            RlError::Config(match (phase, message) {
+                (_, Some(m)) => format!("RL is not running: {m}"),
+                (Phase::Starting, None) => "RL is still starting".into(),
+                _ => "RL is not running: set mode to rl or auto".into(),
+            })
         })
     }
 
@@ -346,7 +582,10 @@ impl RlService {
         };
         running.scorer.score_due().await?;
         running.scorer.apply_late_feedback()?;
-        if config.rl.manual_train_trigger || config.learning_paused {
+        if config.rl.manual_train_trigger
+            || config.learning_paused
+            || self.held.load(std::sync::atomic::Ordering::Relaxed)
+        {
             return Ok(());
         }
         loop {
@@ -381,9 +620,10 @@ impl RlService {
                 let _step = self.gate.lock().await;
                 running.trainer.step(&NeverPause, false).await?
             };
-            if !matches!(outcome, StepOutcome::Trained { .. }) {
+            let StepOutcome::Trained { step, sampler, .. } = &outcome else {
                 return Ok(());
-            }
+            };
+            self.decide(&running, *step, sampler).await?;
         }
     }
 
@@ -406,7 +646,11 @@ impl RlService {
         self.set_phase(Phase::Starting, Some("checking the settings".to_owned()));
         match self.build(&config).await {
             Ok(running) => {
-                self.running.store(Some(Arc::new(running)));
+                let running = Arc::new(running);
+                if let Err(e) = self.record_start_version(&running).await {
+                    tracing::warn!(error = %e, "rl: the starting adapter version was not recorded");
+                }
+                self.running.store(Some(running));
                 *self.lock_built_with() = Some(fingerprint(&config));
                 self.starts
                     .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -498,6 +742,7 @@ impl RlService {
                 max_new_tokens: c.rl.max_new_tokens,
                 group_size: c.rl.group_size,
             },
+            self.pins.clone(),
         ));
         let resume = if c.rl.resume_from_ckpt.is_empty() {
             self.parts
@@ -531,6 +776,7 @@ impl RlService {
                 checkpoint_every: c.rl.checkpoint_every,
                 save_timeout: Duration::from_secs(c.rl.save_weights_timeout_s),
                 kl_coef: c.opd.enabled.then_some(c.opd.kl_penalty_coef),
+                gated: self.gated(c),
             },
             resume,
         )
@@ -570,18 +816,15 @@ impl RlService {
 
     /// One training step now, on everything that is ready (`metaclaw train-step`).
     pub async fn train_step(&self) -> Result<StepOutcome, RlError> {
-        let running = self.running.load_full().ok_or_else(|| {
-            let (phase, message) = self.phase();
-            RlError::Config(match (phase, message) {
-                (_, Some(m)) => format!("RL is not running: {m}"),
-                (Phase::Starting, None) => "RL is still starting".into(),
-                _ => "RL is not running: set mode to rl or auto".into(),
-            })
-        })?;
+        let running = self.running_or_err()?;
         running.scorer.score_due().await?;
         running.scorer.apply_late_feedback()?;
         let _step = self.gate.lock().await;
-        running.trainer.step(&NeverPause, true).await
+        let outcome = running.trainer.step(&NeverPause, true).await?;
+        if let StepOutcome::Trained { step, sampler, .. } = &outcome {
+            self.decide(&running, *step, sampler).await?;
+        }
+        Ok(outcome)
     }
 
     pub fn status(&self) -> RlStatus {

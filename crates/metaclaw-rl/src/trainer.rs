@@ -35,6 +35,8 @@ pub struct TrainerSettings {
     pub save_timeout: Duration,
     /// OPD reverse-KL coefficient; `None` when OPD is off.
     pub kl_coef: Option<f64>,
+    /// A trained adapter waits for the gate ([`Policy::offer`]) instead of serving at once.
+    pub gated: bool,
 }
 
 /// What one call to [`Trainer::step`] did.
@@ -153,7 +155,9 @@ impl Trainer {
                 reward: s.reward.unwrap_or(0.0),
             })
             .collect();
-        let group_relative = self.settings.group_size > 1;
+        // Several samples of one prompt (rl.group_size, or a rollout's group) are compared
+        // with each other; single samples with the batch.
+        let group_relative = self.settings.group_size > 1 || batch.iter().any(|s| s.idx > 0);
         let advantages = advantage::advantages(&scored, group_relative);
         let mut examples = Vec::new();
         let mut used = Vec::new();
@@ -358,11 +362,16 @@ impl Trainer {
                 created_at: self.store.now(),
             })?;
         }
-        self.policy.swap(Sampler {
+        let sampler = Sampler {
             client,
             name: label.clone(),
             step,
-        });
+        };
+        if named && self.settings.gated {
+            self.policy.offer(sampler);
+        } else {
+            self.policy.swap(sampler);
+        }
         Ok(label)
     }
 
@@ -383,6 +392,64 @@ impl Trainer {
             created_at: self.store.now(),
         })?;
         Ok(name)
+    }
+
+    /// Saves the full training state after `step` (so a refused adapter can be undone).
+    pub async fn snapshot(&self, step: u64) -> Result<String, RlError> {
+        let training = self.training.lock().await;
+        self.checkpoint(&training, step).await?;
+        Ok(self
+            .store
+            .checkpoints()?
+            .into_iter()
+            .find(|c| c.kind == CheckpointKind::State && c.step == step)
+            .map(|c| c.path)
+            .unwrap_or_default())
+    }
+
+    /// Puts the training weights (and optimizer) back to a saved state: the next step
+    /// starts from there instead of from a refused or rolled-back adapter.
+    pub async fn restore(&self, state_path: &str) -> Result<(), RlError> {
+        let training = self.training.lock().await;
+        training
+            .load_state(state_path, true)
+            .await
+            .map_err(tinker)?
+            .result()
+            .await
+            .map_err(|e| RlError::Tinker(format!("could not restore {state_path}: {e}")))?;
+        tracing::info!(%state_path, "trainer: training state restored");
+        Ok(())
+    }
+
+    /// A sampler of the base model without an adapter (the `base` evaluation arm).
+    pub async fn base_sampler(&self) -> Result<Sampler, RlError> {
+        let client = self
+            .service
+            .create_sampling_session(tinker_client::SamplerSource::BaseModel(
+                self.settings.base_model.clone(),
+            ))
+            .await
+            .map_err(tinker)?;
+        Ok(Sampler {
+            name: format!("base:{}", self.settings.base_model),
+            client,
+            step: 0,
+        })
+    }
+
+    /// A sampler for saved sampler weights (a rollback to a version no longer in memory).
+    pub async fn sampler_at(&self, path: &str, step: u64) -> Result<Sampler, RlError> {
+        let client = self
+            .service
+            .create_sampling_session(tinker_client::SamplerSource::ModelPath(path.to_owned()))
+            .await
+            .map_err(tinker)?;
+        Ok(Sampler {
+            client,
+            name: path.to_owned(),
+            step,
+        })
     }
 
     fn last_state_checkpoint(&self) -> Result<Option<String>, RlError> {

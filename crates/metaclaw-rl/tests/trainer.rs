@@ -48,6 +48,7 @@ async fn setup() -> Setup {
             max_new_tokens: 8,
             group_size: 1,
         },
+        Default::default(),
     ));
     Setup {
         _dir: dir,
@@ -68,6 +69,7 @@ fn settings(batch_size: u32, group_size: u32, kl: Option<f64>) -> TrainerSetting
         checkpoint_every: 1,
         save_timeout: std::time::Duration::from_secs(10),
         kl_coef: kl,
+        gated: false,
     }
 }
 

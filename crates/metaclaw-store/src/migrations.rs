@@ -17,6 +17,7 @@ const MIGRATION_LIST: &[M<'static>] = &[
     M::up(include_str!("../migrations/0006_year_scale.sql")),
     M::up(include_str!("../migrations/0007_prm_verdicts.sql")),
     M::up(include_str!("../migrations/0008_skill_evidence.sql")),
+    M::up(include_str!("../migrations/0009_tasks.sql")),
 ];
 
 const MIGRATIONS: Migrations<'static> = Migrations::from_slice(MIGRATION_LIST);
@@ -167,10 +168,22 @@ mod tests {
             .collect();
         names.sort();
         assert_eq!(names.len(), SCHEMA_VERSION);
-        for (i, name) in names.iter().enumerate() {
-            assert!(name.starts_with(&format!("{:04}_", i + 1)), "{name}");
+        // Numbers are handed out per branch (0008 is another branch's until it merges), so
+        // they must increase; the list must hold each file in that order.
+        let numbers: Vec<usize> = names.iter().map(|n| n[..4].parse().unwrap()).collect();
+        assert_eq!(numbers[0], 1);
+        assert!(numbers.windows(2).all(|w| w[0] < w[1]), "{names:?}");
+        for (m, name) in MIGRATION_LIST.iter().zip(&names) {
+            let text = std::fs::read_to_string(
+                std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                    .join("migrations")
+                    .join(name),
+            )
+            .unwrap();
+            assert_eq!(*m, M::up(Box::leak(text.into_boxed_str())), "{name}");
         }
-        assert_eq!(SCHEMA_VERSION, 8);
+        assert_eq!(SCHEMA_VERSION, 9);
+        assert!(names.last().unwrap().starts_with("0009_tasks"));
         assert!(names[4].contains("samples"));
         assert!(names[5].contains("year_scale"));
         assert!(names[6].contains("prm_verdicts"));

@@ -19,6 +19,8 @@ text_enum! {
         Feedback = "feedback",
         /// Both, combined.
         Combined = "combined",
+        /// A task's verifier (rollouts).
+        Verifier = "verifier",
     }
 }
 

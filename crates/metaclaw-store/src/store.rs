@@ -13,6 +13,9 @@ use rusqlite::Connection;
 use crate::backlog::{Backlog, DEFAULT_LIMIT_BYTES};
 use crate::error::{Result, StoreError};
 use crate::evidence::{self, EvidenceArm, OutcomeCounts};
+#[cfg(test)]
+use crate::evals::AdapterStatus;
+use crate::evals::{self, AdapterVersion, EvalOutcome, EvalPurpose, EvalRun};
 use crate::evolution_runs::{self, EvolutionRunRow, NewEvolutionRun};
 use crate::feedback::{self, Feedback};
 use crate::proposals::{self, NewProposal, ProposalRow, ProposalStatus};
@@ -665,6 +668,65 @@ impl Store {
         }
         release
     }
+
+    /// Marks a session as an evaluation's: its turns are never sampled for RL or distilled.
+    pub fn mark_eval_session(&self, session_id: &str, run_id: i64) -> Result<()> {
+        let session_id = session_id.to_owned();
+        self.call(move |conn| {
+            in_transaction(conn, |tx| evals::mark_session(tx, &session_id, run_id))
+        })
+    }
+
+    pub fn is_eval_session(&self, session_id: &str) -> Result<bool> {
+        evals::is_eval_session(&self.read(), session_id)
+    }
+
+    /// Opens an evaluation run (one arm over a split); returns its id.
+    pub fn start_eval_run(
+        &self,
+        task_dir: &str,
+        split: &str,
+        purpose: EvalPurpose,
+        arm: &str,
+        adapter_step: Option<u64>,
+    ) -> Result<i64> {
+        let at = timestamp::format(self.clock.now());
+        let (task_dir, split, arm) = (task_dir.to_owned(), split.to_owned(), arm.to_owned());
+        self.call(move |conn| {
+            in_transaction(conn, |tx| {
+                evals::start_run(tx, &at, &task_dir, &split, purpose, &arm, adapter_step)
+            })
+        })
+    }
+
+    pub fn add_eval_outcome(&self, run_id: i64, outcome: EvalOutcome) -> Result<()> {
+        self.call(move |conn| in_transaction(conn, |tx| evals::add_outcome(tx, run_id, &outcome)))
+    }
+
+    /// Closes a run: its totals are counted from its outcomes.
+    pub fn finish_eval_run(&self, run_id: i64) -> Result<()> {
+        let at = timestamp::format(self.clock.now());
+        self.call(move |conn| in_transaction(conn, |tx| evals::finish_run(tx, run_id, &at)))
+    }
+
+    /// The last `limit` evaluation runs, oldest first.
+    pub fn eval_runs(&self, limit: usize) -> Result<Vec<EvalRun>> {
+        evals::runs(&self.read(), limit)
+    }
+
+    pub fn eval_outcomes(&self, run_id: i64) -> Result<Vec<EvalOutcome>> {
+        evals::outcomes(&self.read(), run_id)
+    }
+
+    /// Records an adapter version (or updates it); a serving one makes the others `kept`.
+    pub fn upsert_adapter_version(&self, version: AdapterVersion) -> Result<()> {
+        self.call(move |conn| in_transaction(conn, |tx| evals::upsert_adapter(tx, &version)))
+    }
+
+    /// Every adapter version, oldest first.
+    pub fn adapter_versions(&self) -> Result<Vec<AdapterVersion>> {
+        evals::adapters(&self.read())
+    }
 }
 
 impl Drop for Store {
@@ -780,6 +842,78 @@ mod tests {
         assert_eq!(store.call(|_| Ok(7)).unwrap(), 7);
         assert_eq!(store.turn_ids_in_session("s").unwrap(), ["a", "b"]);
         store.close().unwrap();
+    }
+
+    #[test]
+    fn evaluations_and_adapter_versions_round_trip() {
+        let (_dir, store) = open();
+        let run = store
+            .start_eval_run("/tasks", "test", EvalPurpose::Gate, "candidate", Some(3))
+            .unwrap();
+        store.mark_eval_session("ev-1", run).unwrap();
+        assert!(store.is_eval_session("ev-1").unwrap());
+        assert!(!store.is_eval_session("live").unwrap());
+        for (session, passed) in [("ev-1", true), ("ev-2", false)] {
+            let outcome = EvalOutcome {
+                task_id: session.to_owned(),
+                session_id: session.to_owned(),
+                passed,
+                score: f64::from(u8::from(passed)),
+                answer: "a".into(),
+                detail: String::new(),
+            };
+            store.add_eval_outcome(run, outcome).unwrap();
+        }
+        store.finish_eval_run(run).unwrap();
+        let runs = store.eval_runs(10).unwrap();
+        assert_eq!((runs[0].successes, runs[0].trials), (1, 2));
+        assert_eq!(runs[0].mean_score, Some(0.5));
+        assert_eq!(runs[0].adapter_step, Some(3));
+        assert_eq!(store.eval_outcomes(run).unwrap().len(), 2);
+
+        let version = |step, status| AdapterVersion {
+            step,
+            created_at: store.now(),
+            sampler_path: Some(format!("tinker://s/{step}")),
+            state_path: None,
+            status,
+            eval_success: Some(0.5),
+            eval_trials: Some(4),
+            reason: None,
+        };
+        store
+            .upsert_adapter_version(version(1, AdapterStatus::Serving))
+            .unwrap();
+        store
+            .upsert_adapter_version(version(2, AdapterStatus::Serving))
+            .unwrap();
+        store
+            .upsert_adapter_version(version(3, AdapterStatus::Refused))
+            .unwrap();
+        let statuses: Vec<AdapterStatus> = store
+            .adapter_versions()
+            .unwrap()
+            .iter()
+            .map(|v| v.status)
+            .collect();
+        assert_eq!(
+            statuses,
+            [
+                AdapterStatus::Kept,
+                AdapterStatus::Serving,
+                AdapterStatus::Refused
+            ]
+        );
+        // A verifier reward is a valid sample and turn reward source.
+        store.recorder().record_turn(turn("s", "t1"));
+        store.flush().unwrap();
+        store
+            .set_turn_reward("t1", 1.0, RewardSource::Verifier)
+            .unwrap();
+        assert_eq!(
+            store.turn_reward("t1").unwrap().unwrap().source,
+            RewardSource::Verifier
+        );
     }
 
     #[test]

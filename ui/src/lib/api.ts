@@ -143,6 +143,15 @@ export const api = {
   trainingSteps: () => call("/api/training/steps", "get"),
   checkpoints: () => call("/api/training/checkpoints", "get"),
   rl: () => call("/api/rl", "get"),
+  job: () => call("/api/rollouts", "get"),
+  startRollout: (b: { dir?: string; split?: string; steps?: number; eval?: string; group?: number }) =>
+    call("/api/rollouts", "post", {
+      body: { dir: b.dir ?? null, split: b.split ?? null, group: b.group ?? null, concurrency: null, max_steps: null, steps: b.steps ?? null, eval: b.eval ?? null, allow_commands: null },
+    }),
+  startEval: (b: { dir?: string; split?: string; arms: string[] }) =>
+    call("/api/evals", "post", { body: { dir: b.dir ?? null, split: b.split ?? null, arms: b.arms, concurrency: null, max_steps: null } }),
+  adapters: () => call("/api/adapters", "get"),
+  rollbackAdapter: (step: number) => call("/api/adapters/{step}/rollback", "post", { path: { step } }),
   scheduler: () => call("/api/scheduler", "get"),
   config: () => call("/api/config", "get"),
   patchConfig: (patch: ConfigPatch) => call("/api/config", "patch", { body: patch }),

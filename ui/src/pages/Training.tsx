@@ -7,6 +7,7 @@ import { useResource } from "../lib/resource";
 import { href } from "../lib/router";
 import { useTheme } from "../lib/theme";
 import { Badge, Card, Empty, ErrorBox, Loading, PageHeader, Progress } from "../components/ui";
+import { TaskRollouts } from "./TrainingTasks";
 
 const CHARTS: { name: ChartName; title: string; alt: string }[] = [
   { name: "reward", title: "Mean reward", alt: "Mean reward per training step" },
@@ -45,6 +46,7 @@ export function TrainingPage() {
       <PageHeader title="Training" subtitle="Reinforcement learning on your own sessions: steps, charts and checkpoints." />
       <ErrorBox message={steps.error} />
       {!rlOff && <RlStartup />}
+      {!rlOff && <TaskRollouts />}
       {showEmpty && (
         <Empty title="RL is off — enable it in Settings" testid="training-empty">
           <p>

@@ -51,6 +51,8 @@ pub(crate) struct ApiParts {
     pub rl: Arc<metaclaw_rl::RlService>,
     /// Where the proxy and this API listen; `None` for a CLI working on the home directly.
     pub addr: Option<std::net::SocketAddr>,
+    /// Rollouts, evaluations and the adapter gate; `None` without a listening proxy.
+    pub tasks: Option<Arc<crate::rollout::TaskRunner>>,
 }
 
 /// A handle on the core's API. Cheap to clone; every clone acts on the same core.

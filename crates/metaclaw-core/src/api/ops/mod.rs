@@ -12,6 +12,7 @@ pub mod settings;
 pub mod skill_health;
 pub mod skills;
 pub mod status;
+pub mod tasks;
 pub mod training;
 pub mod wiring;
 
