@@ -3,7 +3,9 @@
 
 use serde_json::Value;
 
-use crate::choices::{ClawType, LlmProvider, LossFn, Mode, RetrievalMode, WireFormat};
+use crate::choices::{
+    AuthMethod, ClawType, LlmProvider, LossFn, Mode, Placement, RetrievalMode, WireFormat,
+};
 
 /// What a key holds.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -67,6 +69,8 @@ pub(crate) const KEYS: &[KeySpec] = &[
     key("llm.api_base", Kind::Str, URL),
     key("llm.api_key", Kind::Str, STR),
     key("llm.timeout_seconds", Kind::Int, POSITIVE),
+    key("llm.auth_method", Kind::Choice(AuthMethod::NAMES), CHOICE),
+    key("llm.oauth_token", Kind::Str, STR),
     key("proxy", Kind::Section, SECTION),
     key("proxy.host", Kind::Str, "an IP address or hostname"),
     key("proxy.port", Kind::Int, "an integer 1-65535"),
@@ -98,6 +102,7 @@ pub(crate) const KEYS: &[KeySpec] = &[
         "a number between -1 and 1",
     ),
     key("skills.token_budget", Kind::Int, UINT),
+    key("skills.placement", Kind::Choice(Placement::NAMES), CHOICE),
     key("skills.embedding", Kind::Section, SECTION),
     key("skills.embedding.api_base", Kind::Str, URL),
     key("skills.embedding.api_key", Kind::Str, STR),
@@ -215,14 +220,6 @@ const IGNORED_SUBTREES: &[(&str, &str)] = &[
     (
         "openrouter",
         "OpenRouter routing options are not supported; set llm.api_base",
-    ),
-    (
-        "llm.auth_method",
-        "OAuth/CLI providers are not supported; set llm.api_key",
-    ),
-    (
-        "llm.oauth_token",
-        "OAuth/CLI providers are not supported; set llm.api_key",
     ),
     ("llm.bedrock_region", "AWS Bedrock is not supported"),
     (
