@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use arc_swap::ArcSwap;
-use metaclaw_config::{Config, Home, RetrievalMode};
+use metaclaw_config::{Config, Home, Placement, RetrievalMode};
 use metaclaw_domain::TurnType;
 use metaclaw_proxy::{HookFuture, PreparedRequest, TurnContext, TurnHook};
 use metaclaw_skills::{
@@ -78,6 +78,8 @@ pub struct SkillService {
 struct Retriever {
     config: RetrievalConfig,
     embedder: Option<Embedder>,
+    /// Where the block goes (`skills.placement`).
+    placement: Placement,
     /// The settings it was built from, to tell whether a change concerns it.
     source: Value,
 }
@@ -107,6 +109,7 @@ impl Retriever {
         Ok(Retriever {
             config: retrieval,
             embedder,
+            placement: config.skills.placement,
             source: Retriever::source(config),
         })
     }
@@ -276,6 +279,11 @@ impl SkillService {
         Ok(())
     }
 
+    /// Where injected skills go (`skills.placement`, applied live).
+    pub fn placement(&self) -> Placement {
+        self.retrieval.load().placement
+    }
+
     /// What would be injected for `query`, with every candidate's score and reason.
     pub async fn retrieve(&self, query: &str) -> Retrieval {
         let library = self.library();
@@ -317,16 +325,11 @@ impl TurnHook for SkillInjector {
             if ctx.turn_type != TurnType::Main {
                 return;
             }
-            let query = request
-                .body
-                .get("messages")
-                .and_then(Value::as_array)
-                .map(|m| metaclaw_skills::query::from_messages(m))
-                .unwrap_or_default();
+            let query = metaclaw_skills::query::from_body(&request.body);
             let retrieval = self.service.retrieve(&query).await;
             let library = self.service.library();
             if let Some(block) = metaclaw_skills::render(&library, &retrieval) {
-                request.append_system(&block);
+                request.insert_skills(&block, self.service.placement());
             }
             request.injected.extend(retrieval.injected().map(|c| {
                 json!({"kind": "skill", "name": c.name, "version": c.version, "score": c.score, "reason": c.reason})
