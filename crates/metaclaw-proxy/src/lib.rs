@@ -8,6 +8,7 @@ mod anthropic;
 mod auth;
 mod body;
 mod capture;
+mod credential;
 mod error;
 mod forward;
 mod hooks;
@@ -66,7 +67,7 @@ async fn messages(State(state): State<ProxyState>, headers: HeaderMap, body: Bod
 }
 
 async fn models(State(state): State<ProxyState>, headers: HeaderMap) -> Response {
-    if let Err(e) = auth::check(&headers, &state.inner().settings.api_key) {
+    if let Err(e) = auth::check_caller(&headers, &state.inner().settings) {
         return e.into_response_for(Dialect::OpenAi);
     }
     let body = json!({"object": "list", "data": [{
