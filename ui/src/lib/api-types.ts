@@ -764,6 +764,8 @@ export interface components {
             /** @description The user's edited SKILL.md; the proposal's own text when absent or blank. */
             content?: string | null;
         };
+        /** @description Whose credential the proxy sends upstream. */
+        AuthMethod: "api_key" | "passthrough";
         /**
          * @description Who wrote a skill version.
          * @enum {string}
@@ -878,7 +880,7 @@ export interface components {
          * @description Which agent ("claw") MetaClaw wires itself into on start.
          * @enum {string}
          */
-        ClawType: "openclaw" | "copaw" | "ironclaw" | "picoclaw" | "zeroclaw" | "nanoclaw" | "nemoclaw" | "hermes" | "none";
+        ClawType: "openclaw" | "copaw" | "ironclaw" | "picoclaw" | "zeroclaw" | "nanoclaw" | "nemoclaw" | "hermes" | "claude-code" | "codex" | "qwen-code" | "none";
         Config: {
             /** @default skills_only */
             mode: components["schemas"]["Mode"];
@@ -888,7 +890,9 @@ export interface components {
              *       "model_id": "",
              *       "api_base": "",
              *       "api_key": "",
-             *       "timeout_seconds": 600
+             *       "timeout_seconds": 600,
+             *       "auth_method": "api_key",
+             *       "oauth_token": ""
              *     }
              */
             llm: components["schemas"]["LlmConfig"];
@@ -916,6 +920,7 @@ export interface components {
              *       "relative_threshold": 0.5,
              *       "min_similarity": 0.35,
              *       "token_budget": 2000,
+             *       "placement": "user",
              *       "embedding": {
              *         "api_base": "",
              *         "api_key": "",
@@ -1012,8 +1017,11 @@ export interface components {
              * @default 0
              */
             context_window: number;
-            /** @default openclaw */
-            claw_type: components["schemas"]["ClawType"];
+            /**
+             * @description The agents wired on start: one name, a list, or a comma-separated string.
+             * @default openclaw
+             */
+            claw_type: string;
             /**
              * @description Legacy v0.3 switch; `false` means `claw_type: none` (applied by `validate`).
              * @default true
@@ -1406,6 +1414,17 @@ export interface components {
              * @default 600
              */
             timeout_seconds: number;
+            /**
+             * @description `passthrough`: forward the agent's own credential (a subscription sign-in) upstream.
+             * @default api_key
+             */
+            auth_method: components["schemas"]["AuthMethod"];
+            /**
+             * @description A subscription OAuth token (`sk-ant-oat…`): sent upstream as `Authorization: Bearer`
+             *     (never as `x-api-key`) when `llm.api_key` is empty and the caller brings none.
+             * @default
+             */
+            oauth_token: string;
         };
         LlmPatch: {
             api_base?: string | null;
@@ -1454,6 +1473,8 @@ export interface components {
             kl_penalty_coef: number;
         };
         Phase: "off" | "starting" | "serving" | "failed";
+        /** @description Where injected skills go in the request. */
+        Placement: "user" | "system";
         Presets: {
             presets: components["schemas"]["ProviderPreset"][];
             /** @description The preset the stored endpoint came from; `None` when no endpoint is set. */
@@ -2076,6 +2097,12 @@ export interface components {
              */
             token_budget: number;
             /**
+             * @description Where the skills block goes: beside the newest user turn (keeps the prompt cache
+             *     warm) or at the end of the system prompt.
+             * @default user
+             */
+            placement: components["schemas"]["Placement"];
+            /**
              * @default {
              *       "api_base": "",
              *       "api_key": "",
@@ -2128,6 +2155,12 @@ export interface components {
             scheduler: components["schemas"]["SchedulerSummary"];
             last_evolution_failure: components["schemas"]["EvolutionRunRow"] | null;
             log: components["schemas"]["LogFile"];
+            /**
+             * @description Settings that keep a feature from working, in words (e.g. pass-through without an
+             *     endpoint of MetaClaw's own).
+             * @default []
+             */
+            warnings: string[];
         };
         /** @description What one call to [`Trainer::step`] did. */
         StepOutcome: {
@@ -2323,6 +2356,7 @@ export type Ack = components['schemas']['Ack'];
 export type AgentSetup = components['schemas']['AgentSetup'];
 export type ApiError = components['schemas']['ApiError'];
 export type ApproveInput = components['schemas']['ApproveInput'];
+export type AuthMethod = components['schemas']['AuthMethod'];
 export type Author = components['schemas']['Author'];
 export type Band = components['schemas']['Band'];
 export type BandKind = components['schemas']['BandKind'];
@@ -2383,6 +2417,7 @@ export type LossFn = components['schemas']['LossFn'];
 export type Mode = components['schemas']['Mode'];
 export type OpdConfig = components['schemas']['OpdConfig'];
 export type Phase = components['schemas']['Phase'];
+export type Placement = components['schemas']['Placement'];
 export type Presets = components['schemas']['Presets'];
 export type Problem = components['schemas']['Problem'];
 export type ProposalFilter = components['schemas']['ProposalFilter'];
