@@ -740,12 +740,25 @@ async fn subscription_passthrough_forwards_the_bearer_untouched_and_never_stores
         "the proxy key stays here"
     );
 
+    // An agent wired with the proxy key (no sign-in of its own) never leaks it upstream.
+    let resp = h
+        .post("/v1/messages")
+        .json(&json!({"model": "m", "max_tokens": 5,
+            "messages": [{"role": "user", "content": "hi"}]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    let req = &h.mock.requests()[1];
+    assert_eq!(req.header("authorization"), None);
+    assert_eq!(req.header("x-api-key"), None);
+
     // The proxy still checks its own key where the agent sends one.
     let wrong = send("not-the-proxy-key").await.unwrap();
     assert_eq!(wrong.status(), 401);
-    assert_eq!(h.mock.requests().len(), 1);
+    assert_eq!(h.mock.requests().len(), 2);
 
-    h.wait_turns(1).await;
+    h.wait_turns(2).await;
     h.core().store().flush().unwrap();
     let stored = all_bytes_under(h.home());
     assert!(!stored.is_empty());

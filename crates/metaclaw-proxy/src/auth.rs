@@ -53,7 +53,7 @@ pub(crate) fn check(headers: &HeaderMap, expected: &str) -> Result<(), ProxyErro
     }
 }
 
-fn presented_key(headers: &HeaderMap) -> Option<&str> {
+pub(crate) fn presented_key(headers: &HeaderMap) -> Option<&str> {
     if let Some(v) = headers.get("x-api-key").and_then(|v| v.to_str().ok()) {
         return Some(v.trim());
     }

@@ -29,7 +29,9 @@ pub(crate) fn apply(
         .and_then(|v| v.to_str().ok())
         .map(|v| v.split(',').map(|b| b.trim().to_owned()).collect())
         .unwrap_or_default();
-    let forwarded = settings.pass_through_auth() && caller_credential(client);
+    let forwarded = settings.pass_through_auth()
+        && caller_credential(client)
+        && !sends_proxy_key(client, &settings.api_key);
     if forwarded {
         let openai_key_only =
             upstream == Dialect::OpenAi && !client.contains_key(header::AUTHORIZATION);
@@ -68,6 +70,14 @@ pub(crate) fn apply(
         }
     }
     rb
+}
+
+/// An agent wired with MetaClaw's key (one without a sign-in of its own) presents the proxy
+/// key, which must never travel upstream: MetaClaw's own credential is used instead.
+fn sends_proxy_key(client: &HeaderMap, proxy_key: &str) -> bool {
+    !proxy_key.is_empty()
+        && crate::auth::presented_key(client)
+            .is_some_and(|k| crate::auth::constant_time_eq(k.as_bytes(), proxy_key.as_bytes()))
 }
 
 /// The caller sent an upstream credential of its own.
