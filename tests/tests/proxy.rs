@@ -677,3 +677,125 @@ async fn recorded_provider_errors_reach_every_client_readable() {
         h.stop().await;
     }
 }
+
+/// Every byte under `dir` (database, WAL, logs), for "never stored" checks.
+fn all_bytes_under(dir: &std::path::Path) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if let Ok(bytes) = std::fs::read(&path) {
+                out.extend(bytes);
+            }
+        }
+    }
+    out
+}
+
+#[tokio::test]
+async fn subscription_passthrough_forwards_the_bearer_untouched_and_never_stores_it() {
+    const OAUTH: &str = "sk-ant-oat01-FAKEsubscriptionTOKEN-0123456789abcdef";
+    const BETAS: &str = "claude-code-20250219,oauth-2025-04-20,extended-cache-ttl-2025-04-11";
+    let h = Harness::start_with(|c| {
+        c.llm.provider = metaclaw_config::LlmProvider::Anthropic;
+        c.llm.api_key = String::new();
+        c.llm.auth_method = metaclaw_config::AuthMethod::Passthrough;
+    })
+    .await;
+    let body = json!({"model": "claude-sonnet-4-6", "max_tokens": 20, "stream": true,
+        "messages": [{"role": "user", "content": "my bash script breaks when a filename has spaces"}]});
+    let send = |key: &'static str| {
+        h.client
+            .post(format!("{}/v1/messages?beta=true", h.base))
+            .bearer_auth(OAUTH)
+            .header("anthropic-version", "2023-06-01")
+            .header("anthropic-beta", BETAS)
+            .header("x-app", "cli")
+            .header("x-metaclaw-key", key)
+            .json(&body)
+            .send()
+    };
+    let resp = send(support::PROXY_KEY).await.unwrap();
+    assert_eq!(resp.status(), 200);
+    let text = resp.text().await.unwrap();
+    assert!(text.contains("event: message_stop"), "{text}");
+    let req = &h.mock.requests()[0];
+    assert_eq!(
+        req.header("authorization"),
+        Some(format!("Bearer {OAUTH}").as_str())
+    );
+    assert_eq!(
+        req.header("x-api-key"),
+        None,
+        "an OAuth bearer must stay a bearer"
+    );
+    assert_eq!(req.header("anthropic-beta"), Some(BETAS));
+    assert_eq!(req.header("x-app"), Some("cli"));
+    assert_eq!(
+        req.header("x-metaclaw-key"),
+        None,
+        "the proxy key stays here"
+    );
+
+    // An agent wired with the proxy key (no sign-in of its own) never leaks it upstream.
+    let resp = h
+        .post("/v1/messages")
+        .json(&json!({"model": "m", "max_tokens": 5,
+            "messages": [{"role": "user", "content": "hi"}]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    let req = &h.mock.requests()[1];
+    assert_eq!(req.header("authorization"), None);
+    assert_eq!(req.header("x-api-key"), None);
+
+    // The proxy still checks its own key where the agent sends one.
+    let wrong = send("not-the-proxy-key").await.unwrap();
+    assert_eq!(wrong.status(), 401);
+    assert_eq!(h.mock.requests().len(), 2);
+
+    h.wait_turns(2).await;
+    h.core().store().flush().unwrap();
+    let stored = all_bytes_under(h.home());
+    assert!(!stored.is_empty());
+    assert!(
+        !stored.windows(OAUTH.len()).any(|w| w == OAUTH.as_bytes()),
+        "the subscription token was written under the MetaClaw home"
+    );
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn an_own_subscription_token_goes_upstream_as_a_bearer() {
+    let h = Harness::start_with(|c| {
+        c.llm.provider = metaclaw_config::LlmProvider::Anthropic;
+        c.llm.api_key = String::new();
+        c.llm.oauth_token = "sk-ant-oat01-metaclaws-own".into();
+    })
+    .await;
+    let body = json!({"model": "claude", "max_tokens": 20,
+        "messages": [{"role": "user", "content": "hello"}]});
+    let resp = h
+        .post("/v1/messages")
+        .header("anthropic-beta", "interleaved-thinking-2025-05-14")
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    let req = &h.mock.requests()[0];
+    assert_eq!(
+        req.header("authorization"),
+        Some("Bearer sk-ant-oat01-metaclaws-own")
+    );
+    assert_eq!(req.header("x-api-key"), None);
+    assert_eq!(
+        req.header("anthropic-beta"),
+        Some("interleaved-thinking-2025-05-14,oauth-2025-04-20")
+    );
+    h.stop().await;
+}

@@ -72,30 +72,29 @@ fn apply_file(
     state: &mut ClawState,
 ) -> Result<FileWired, ClawError> {
     let current = read_optional(path)?;
-    let text = match &current {
-        Some(bytes) => std::str::from_utf8(bytes).map_err(|_| ClawError::Parse {
-            path: path.to_path_buf(),
-            format: spec.format.name(),
-            message: "not UTF-8 text".into(),
-        })?,
-        None => "",
-    };
-    let mut doc = Doc::parse(spec.format, text).map_err(|message| ClawError::Parse {
-        path: path.to_path_buf(),
-        format: spec.format.name(),
-        message,
-    })?;
-    let variant = spec
-        .variants
+    let current_hash = current.as_deref().map(sha256_hex);
+    let (mut doc, mut variant) = parse_and_pick(recipe, spec, path, current.as_deref())?;
+    let mut keys = applied_keys(variant, params);
+    // The keys to set changed (e.g. pass-through switched on) and the file still holds what
+    // MetaClaw wrote: start again from the original, so no key of the old set stays behind.
+    if let Some(entry) = state.file(&spec.id)
+        && entry.keys != keys
+        && !entry.changed_outside
+        && current_hash.is_some()
+        && current_hash == entry.written_sha256
+    {
+        let original = match entry.original {
+            Original::Saved => Some(state.read_original(&spec.id)?),
+            Original::Absent => None,
+        };
+        (doc, variant) = parse_and_pick(recipe, spec, path, original.as_deref())?;
+        keys = applied_keys(variant, params);
+    }
+    for edit in variant
+        .edits
         .iter()
-        .find(|v| v.when.as_ref().is_none_or(|w| when_holds(w, &doc)))
-        .ok_or_else(|| {
-            ClawError::recipe(
-                &recipe.name,
-                format!("no layout of file `{}` fits {}", spec.id, path.display()),
-            )
-        })?;
-    for edit in &variant.edits {
+        .filter(|e| e.applies(params.passthrough))
+    {
         if edit.if_absent && doc.get(&edit.key).is_some() {
             continue;
         }
@@ -115,7 +114,6 @@ fn apply_file(
 
     // Record the original once, before the first write. On later applies,
     // notice when the file no longer holds what MetaClaw last wrote.
-    let current_hash = current.as_deref().map(sha256_hex);
     if let Some(entry) = state.file_mut(&spec.id) {
         let ours = match &entry.written_sha256 {
             Some(w) => current_hash.as_ref() == Some(w),
@@ -156,7 +154,6 @@ fn apply_file(
     if action != WriteAction::Unchanged {
         write_atomic(path, &new_bytes, true)?;
     }
-    let keys: Vec<String> = variant.edits.iter().map(|e| e.key.to_string()).collect();
     let original_path = state.original_path(&spec.id);
     let state_dir = state.dir.clone();
     let entry = state.file_mut(&spec.id).ok_or_else(|| ClawError::State {
@@ -181,6 +178,47 @@ fn apply_file(
         comments_dropped: !spec.format.preserves_comments(),
         changed_outside,
     })
+}
+
+fn parse_and_pick<'r>(
+    recipe: &Recipe,
+    spec: &'r FileSpec,
+    path: &Path,
+    bytes: Option<&[u8]>,
+) -> Result<(Doc, &'r Variant), ClawError> {
+    let text = match bytes {
+        Some(bytes) => std::str::from_utf8(bytes).map_err(|_| ClawError::Parse {
+            path: path.to_path_buf(),
+            format: spec.format.name(),
+            message: "not UTF-8 text".into(),
+        })?,
+        None => "",
+    };
+    let doc = Doc::parse(spec.format, text).map_err(|message| ClawError::Parse {
+        path: path.to_path_buf(),
+        format: spec.format.name(),
+        message,
+    })?;
+    let variant = spec
+        .variants
+        .iter()
+        .find(|v| v.when.as_ref().is_none_or(|w| when_holds(w, &doc)))
+        .ok_or_else(|| {
+            ClawError::recipe(
+                &recipe.name,
+                format!("no layout of file `{}` fits {}", spec.id, path.display()),
+            )
+        })?;
+    Ok((doc, variant))
+}
+
+fn applied_keys(variant: &Variant, params: &WireParams) -> Vec<String> {
+    variant
+        .edits
+        .iter()
+        .filter(|e| e.applies(params.passthrough))
+        .map(|e| e.key.to_string())
+        .collect()
 }
 
 fn variant_label(v: &Variant) -> String {

@@ -10,7 +10,8 @@
 //!   under `<state_dir>/<claw>/`, and is idempotent;
 //! - [`restore`] puts the original bytes back only if the file still holds
 //!   exactly what MetaClaw wrote, and otherwise lists the keys to revert;
-//! - [`restart`] runs the claw's restart command (30 s timeout), reporting
+//! - [`restart`] runs the claw's restart command (30 s timeout unless the recipe
+//!   bounds it, skipped when what it restarts is not running), reporting
 //!   failures instead of failing;
 //! - [`installed`] tells whether a claw is on this machine from its files.
 //!
@@ -24,6 +25,7 @@ mod error;
 mod fsutil;
 mod keypath;
 mod params;
+mod process;
 mod recipe;
 mod report;
 mod restart;
@@ -43,13 +45,16 @@ pub use report::{
 pub use restart::{RESTART_TIMEOUT, restart, restart_with_timeout};
 
 /// The embedded recipe sources, by claw name.
-pub const RECIPE_SOURCES: [(&str, &str); 6] = [
+pub const RECIPE_SOURCES: [(&str, &str); 9] = [
     ("copaw", include_str!("../recipes/copaw.toml")),
     ("ironclaw", include_str!("../recipes/ironclaw.toml")),
     ("zeroclaw", include_str!("../recipes/zeroclaw.toml")),
     ("picoclaw", include_str!("../recipes/picoclaw.toml")),
     ("nanoclaw", include_str!("../recipes/nanoclaw.toml")),
     ("hermes", include_str!("../recipes/hermes.toml")),
+    ("claude-code", include_str!("../recipes/claude-code.toml")),
+    ("codex", include_str!("../recipes/codex.toml")),
+    ("qwen-code", include_str!("../recipes/qwen-code.toml")),
 ];
 
 fn all() -> &'static [Recipe] {
@@ -72,8 +77,8 @@ pub fn recipes() -> Vec<Recipe> {
     all().to_vec()
 }
 
-/// The built-in recipe for `name` (`copaw`, `ironclaw`, `zeroclaw`,
-/// `picoclaw`, `nanoclaw`, `hermes`).
+/// The built-in recipe for `name` (`copaw`, `ironclaw`, `zeroclaw`, `picoclaw`,
+/// `nanoclaw`, `hermes`, `claude-code`, `codex`, `qwen-code`).
 pub fn recipe(name: &str) -> Option<Recipe> {
     all().iter().find(|r| r.name() == name).cloned()
 }

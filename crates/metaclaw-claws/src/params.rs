@@ -22,6 +22,9 @@ pub struct WireParams {
     pub context_window: u64,
     /// `{max_tokens}` (inserted as a number when it is a whole value).
     pub max_tokens: u64,
+    /// Subscription pass-through: the agent keeps its own upstream sign-in, so recipes set
+    /// no credential of MetaClaw's in its place (edits marked `passthrough`).
+    pub passthrough: bool,
 }
 
 /// The template variable names recipes may use.
@@ -231,6 +234,7 @@ mod tests {
             model: "qwen3".into(),
             context_window: 32768,
             max_tokens: 8192,
+            passthrough: false,
         }
     }
 

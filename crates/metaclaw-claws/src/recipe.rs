@@ -65,6 +65,13 @@ struct RawRecipe {
 struct RawRestart {
     #[serde(default)]
     argv: Vec<String>,
+    /// Run `argv` only while a process whose command line contains one of these is running
+    /// (a restart command may hang when there is nothing to restart).
+    #[serde(default)]
+    only_if_running: Vec<String>,
+    /// Seconds `argv` may take before it is stopped (default: `RESTART_TIMEOUT`).
+    #[serde(default)]
+    timeout_secs: Option<u64>,
     #[serde(default)]
     hot_reload: bool,
     #[serde(default)]
@@ -119,6 +126,10 @@ struct RawEdit {
     value: Value,
     #[serde(default)]
     if_absent: bool,
+    /// Only when the proxy is (true) or is not (false) in subscription pass-through, where
+    /// the agent keeps its own sign-in and sends MetaClaw's key in a separate header.
+    #[serde(default)]
+    passthrough: Option<bool>,
 }
 
 /// One claw's wiring, as data.
@@ -143,6 +154,10 @@ pub struct RestartSpec {
     pub hot_reload: bool,
     /// What to tell the user when there is no command or it fails.
     pub hint: Option<String>,
+    /// Command-line fragments of the process `argv` restarts; empty: always run it.
+    pub only_if_running: Vec<String>,
+    /// How long `argv` may run.
+    pub timeout: std::time::Duration,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -182,6 +197,14 @@ pub(crate) struct Edit {
     pub(crate) value: Value,
     /// Only set the key when the file does not have it yet.
     pub(crate) if_absent: bool,
+    /// Only in (true) or out of (false) subscription pass-through.
+    pub(crate) passthrough: Option<bool>,
+}
+
+impl Edit {
+    pub(crate) fn applies(&self, passthrough: bool) -> bool {
+        self.passthrough.is_none_or(|p| p == passthrough)
+    }
 }
 
 impl Recipe {
@@ -263,6 +286,7 @@ impl Recipe {
                         key,
                         value: e.value,
                         if_absent: e.if_absent,
+                        passthrough: e.passthrough,
                     });
                 }
                 if edits.is_empty() {
@@ -300,6 +324,11 @@ impl Recipe {
                 argv: raw.restart.argv,
                 hot_reload: raw.restart.hot_reload,
                 hint: raw.restart.hint,
+                only_if_running: raw.restart.only_if_running,
+                timeout: raw.restart.timeout_secs.map_or(
+                    crate::restart::RESTART_TIMEOUT,
+                    std::time::Duration::from_secs,
+                ),
             },
             files,
         })

@@ -254,6 +254,9 @@ pub enum RestartOutcome {
     NotNeeded,
     /// There is no restart command; the user must restart it.
     Manual,
+    /// What the command restarts is not running, so it was not run (it reads the new
+    /// config when it starts).
+    NotRunning,
     /// The command is missing, failed or timed out (not fatal).
     Failed { reason: String },
 }
@@ -280,6 +283,10 @@ impl fmt::Display for RestartReport {
             RestartOutcome::NotNeeded => {
                 write!(f, "{name}: reloads its config by itself; no restart needed")
             }
+            RestartOutcome::NotRunning => write!(
+                f,
+                "{name}: not running, so not restarted; it reads the new config when it starts"
+            ),
             RestartOutcome::Manual => write!(
                 f,
                 "restart {name} yourself: {}",

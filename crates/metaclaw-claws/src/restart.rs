@@ -12,9 +12,10 @@ use crate::report::{RestartOutcome, RestartReport};
 pub const RESTART_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Make the claw pick up its new config: run the recipe's restart command
-/// (at most [`RESTART_TIMEOUT`]). Problems become report lines, not errors.
+/// (at most the recipe's timeout, [`RESTART_TIMEOUT`] unless it says otherwise), and not
+/// at all when what it restarts is not running. Problems become report lines, not errors.
 pub fn restart(recipe: &Recipe) -> RestartReport {
-    restart_with_timeout(recipe, RESTART_TIMEOUT)
+    restart_with_timeout(recipe, recipe.restart.timeout)
 }
 
 pub fn restart_with_timeout(recipe: &Recipe, timeout: Duration) -> RestartReport {
@@ -24,6 +25,8 @@ pub fn restart_with_timeout(recipe: &Recipe, timeout: Duration) -> RestartReport
         RestartOutcome::NotNeeded
     } else if spec.argv.is_empty() {
         RestartOutcome::Manual
+    } else if crate::process::any_running(&spec.only_if_running) == Some(false) {
+        RestartOutcome::NotRunning
     } else {
         match run(&spec.argv, timeout) {
             Ok(()) => RestartOutcome::Restarted,

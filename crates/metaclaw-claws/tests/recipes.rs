@@ -22,6 +22,7 @@ fn params() -> WireParams {
         model: "qwen3-coder-30b".into(),
         context_window: 65536,
         max_tokens: 8192,
+        passthrough: false,
     }
 }
 
@@ -715,7 +716,15 @@ fn every_builtin_recipe_is_listed_and_documented() {
     assert_eq!(
         names,
         [
-            "copaw", "ironclaw", "zeroclaw", "picoclaw", "nanoclaw", "hermes"
+            "copaw",
+            "ironclaw",
+            "zeroclaw",
+            "picoclaw",
+            "nanoclaw",
+            "hermes",
+            "claude-code",
+            "codex",
+            "qwen-code"
         ]
     );
     for r in recipes() {
@@ -731,4 +740,125 @@ fn every_builtin_recipe_is_listed_and_documented() {
         recipe("nanoclaw").unwrap().protocol(),
         metaclaw_claws::Protocol::Anthropic
     );
+}
+
+#[test]
+fn claude_code_golden_keeps_the_users_settings() {
+    let home = Home::new();
+    home.put("claude-code/settings.json", ".claude/settings.json");
+    golden_cycle(
+        &home,
+        &home.env(),
+        "claude-code",
+        &[(
+            ".claude/settings.json",
+            "claude-code/settings.json.expected",
+        )],
+    );
+    // CLAUDE_CONFIG_DIR relocates the file.
+    let elsewhere = Home::new();
+    let env = home
+        .env()
+        .with_var("CLAUDE_CONFIG_DIR", elsewhere.path("cc").to_string_lossy());
+    let r = recipe("claude-code").unwrap();
+    let wired = apply(&r, &params(), &env, &home.state()).unwrap();
+    assert_eq!(wired.files[0].path, elsewhere.path("cc/settings.json"));
+    restore(&r, &home.state()).unwrap();
+    assert!(!elsewhere.path("cc").exists(), "created folder left behind");
+}
+
+#[test]
+fn codex_golden_keeps_comments_profiles_and_other_providers() {
+    let home = Home::new();
+    home.put("codex/config.toml", ".codex/config.toml");
+    golden_cycle(
+        &home,
+        &home.env(),
+        "codex",
+        &[(".codex/config.toml", "codex/config.toml.expected")],
+    );
+}
+
+#[test]
+fn qwen_code_golden_adds_a_provider_beside_the_users() {
+    let home = Home::new();
+    home.put("qwen-code/settings.json", ".qwen/settings.json");
+    golden_cycle(
+        &home,
+        &home.env(),
+        "qwen-code",
+        &[(".qwen/settings.json", "qwen-code/settings.json.expected")],
+    );
+}
+
+#[test]
+fn new_agents_without_a_config_get_one_and_lose_it_on_restore() {
+    for (claw, rel) in [
+        ("claude-code", ".claude/settings.json"),
+        ("codex", ".codex/config.toml"),
+        ("qwen-code", ".qwen/settings.json"),
+    ] {
+        let home = Home::new();
+        let r = recipe(claw).unwrap();
+        assert_eq!(metaclaw_claws::installed(&r, &home.env()), None, "{claw}");
+        apply(&r, &params(), &home.env(), &home.state()).unwrap();
+        assert!(home.read(rel).is_some(), "{claw}");
+        let restored = restore(&r, &home.state()).unwrap();
+        assert!(restored.is_complete(), "{restored}");
+        assert!(home.read(rel).is_none(), "{claw}: {rel} left behind");
+        let dir = home.path(rel);
+        assert!(
+            !dir.parent().unwrap().exists(),
+            "{claw}: folder left behind"
+        );
+    }
+}
+
+#[test]
+fn switching_to_passthrough_rewires_from_the_original() {
+    let home = Home::new();
+    home.put("claude-code/settings.json", ".claude/settings.json");
+    let original = home.read(".claude/settings.json").unwrap();
+    let r = recipe("claude-code").unwrap();
+    apply(&r, &params(), &home.env(), &home.state()).unwrap();
+    let with_key: serde_json::Value =
+        serde_json::from_slice(&home.read(".claude/settings.json").unwrap()).unwrap();
+    assert_eq!(with_key["env"]["ANTHROPIC_AUTH_TOKEN"], "metaclaw-test-key");
+
+    let passthrough = WireParams {
+        passthrough: true,
+        ..params()
+    };
+    let report = apply(&r, &passthrough, &home.env(), &home.state()).unwrap();
+    assert!(!report.files[0].changed_outside);
+    let wired: serde_json::Value =
+        serde_json::from_slice(&home.read(".claude/settings.json").unwrap()).unwrap();
+    // The agent's own sign-in must reach the proxy: no token of MetaClaw's replaces it,
+    // and MetaClaw's key travels in its own header.
+    assert!(
+        wired["env"].get("ANTHROPIC_AUTH_TOKEN").is_none(),
+        "{wired}"
+    );
+    assert!(wired["env"].get("CLAUDE_CODE_ATTRIBUTION_HEADER").is_none());
+    assert_eq!(
+        wired["env"]["ANTHROPIC_CUSTOM_HEADERS"],
+        "x-metaclaw-key: metaclaw-test-key"
+    );
+    assert_eq!(wired["env"]["ANTHROPIC_BASE_URL"], "http://127.0.0.1:30120");
+    assert_eq!(wired["env"]["DISABLE_TELEMETRY"], "1");
+    assert!(restore(&r, &home.state()).unwrap().is_complete());
+    assert_eq!(home.read(".claude/settings.json").unwrap(), original);
+
+    // Codex under pass-through asks for the user's ChatGPT sign-in instead of a token.
+    let home = Home::new();
+    home.put("codex/config.toml", ".codex/config.toml");
+    let original = home.read(".codex/config.toml").unwrap();
+    let r = recipe("codex").unwrap();
+    apply(&r, &passthrough, &home.env(), &home.state()).unwrap();
+    let text = String::from_utf8(home.read(".codex/config.toml").unwrap()).unwrap();
+    assert!(text.contains("requires_openai_auth = true"), "{text}");
+    assert!(!text.contains("experimental_bearer_token"), "{text}");
+    assert!(text.contains("model = \"gpt-5.2-codex\""), "{text}");
+    assert!(restore(&r, &home.state()).unwrap().is_complete());
+    assert_eq!(home.read(".codex/config.toml").unwrap(), original);
 }

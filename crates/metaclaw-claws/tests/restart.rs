@@ -102,3 +102,40 @@ fn no_command() {
             .starts_with("restart PicoClaw yourself: restart `picoclaw gateway`")
     );
 }
+
+#[test]
+fn a_restart_of_something_not_running_is_skipped_at_once() {
+    // A command that would hang, guarded by a process that does not exist.
+    let r = with_restart(
+        r#"argv = ["sh", "-c", "sleep 30"]
+only_if_running = ["metaclaw-test-no-such-gateway-4711 run"]"#,
+    );
+    let t = Instant::now();
+    let rep = restart(&r);
+    assert_eq!(rep.outcome, RestartOutcome::NotRunning);
+    assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
+    assert_eq!(
+        rep.to_string(),
+        "DemoClaw: not running, so not restarted; it reads the new config when it starts"
+    );
+}
+
+#[test]
+fn the_recipe_bounds_how_long_a_restart_may_take() {
+    let r = with_restart(
+        r#"argv = ["sh", "-c", "sleep 30"]
+timeout_secs = 1"#,
+    );
+    let t = Instant::now();
+    let rep = restart(&r);
+    assert_eq!(
+        rep.outcome,
+        RestartOutcome::Failed {
+            reason: "timed out after 1 s".into()
+        }
+    );
+    assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
+    let hermes = recipe("hermes").unwrap();
+    assert!(hermes.restart_spec().timeout <= Duration::from_secs(10));
+    assert!(!hermes.restart_spec().only_if_running.is_empty());
+}

@@ -55,6 +55,11 @@ pub fn run(home: &Home, args: &StatusArgs) -> Result<()> {
         "turns_today": turns_today,
         "log": {"path": home.log_path(), "bytes": std::fs::metadata(home.log_path()).ok().map(|m| m.len())},
         "skills": evolution,
+        "agents": {
+            "configured": config.claw_type.agents().map(|c| c.as_str()).collect::<Vec<_>>(),
+            "wired": metaclaw_core::wiring::wired_agents(home),
+        },
+        "warnings": metaclaw_core::api::ops::status::config_warnings(&config),
         "rl": rl.clone().unwrap_or_else(|| json!({
             "phase": "off",
             "missing": metaclaw_rl::readiness::missing(&config)
@@ -96,6 +101,19 @@ pub fn run(home: &Home, args: &StatusArgs) -> Result<()> {
         },
         upstream.1
     ));
+    let wired = metaclaw_core::wiring::wired_agents(home);
+    say(&format!(
+        "agents     {}{}",
+        config.claw_type,
+        if wired.is_empty() {
+            String::new()
+        } else {
+            format!(" (wired now: {})", wired.join(", "))
+        }
+    ));
+    for warning in metaclaw_core::api::ops::status::config_warnings(&config) {
+        say(&format!("warning    {warning}"));
+    }
     if config.mode.is_rl() || rl.as_ref().is_some_and(|r| r["phase"] != "off") {
         say(&format!("rl         {}", rl_line(&report["rl"])));
     }

@@ -748,3 +748,142 @@ fn scheduler_status_names_the_idle_source() {
             "idle       proxy activity (no OS idle source: no graphical session (DISPLAY not set))",
         ));
 }
+
+/// `claw_type` lists several agents: `start` wires them all in the user's home, `status`
+/// lists them, `stop --unwire` restores every file byte for byte. A `hermes` whose
+/// `gateway restart` hangs (as it does with no gateway running) never holds either up.
+#[test]
+fn several_agents_are_wired_and_restored_and_hermes_never_blocks() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let mock = rt.block_on(MockUpstream::start()).unwrap();
+    let user = tempfile::tempdir().unwrap();
+    let home = user.path().join("mc");
+    std::fs::create_dir_all(&home).unwrap();
+    let put = |rel: &str, text: &str| {
+        let path = user.path().join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, text).unwrap();
+    };
+    let originals = [
+        (
+            ".hermes/config.yaml",
+            "model:\n  default: gpt-x\n  provider: openrouter\n",
+        ),
+        (
+            ".claude/settings.json",
+            "{\n  \"model\": \"opus\",\n  \"env\": {\"DISABLE_TELEMETRY\": \"1\"}\n}\n",
+        ),
+        (
+            ".codex/config.toml",
+            "# mine\nmodel = \"gpt-5\"\n\n[tui]\nnotifications = true\n",
+        ),
+    ];
+    for (rel, text) in originals {
+        put(rel, text);
+    }
+    // A hermes that records how it was called, then hangs.
+    let calls = user.path().join("hermes-calls");
+    put(
+        "bin/hermes",
+        &format!(
+            "#!/bin/sh\necho \"$@\" >> {}\nexec sleep 600\n",
+            calls.display()
+        ),
+    );
+    let bin = user.path().join("bin");
+    std::fs::set_permissions(bin.join("hermes"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let port = free_port();
+    std::fs::write(
+        home.join("config.yaml"),
+        format!(
+            "llm:\n  provider: custom\n  model_id: mock-model\n  api_base: {}\n  api_key: k\nproxy:\n  port: {port}\n  api_key: pk\nclaw_type: [hermes, claude-code, codex, qwen-code]\n",
+            mock.openai_base()
+        ),
+    )
+    .unwrap();
+    let run = |args: &[&str]| {
+        let mut cmd = metaclaw(&home);
+        cmd.env("HOME", user.path())
+            .env("PATH", &path)
+            .env_remove("HERMES_HOME")
+            .env_remove("CLAUDE_CONFIG_DIR")
+            .env_remove("CODEX_HOME")
+            .env_remove("QWEN_HOME")
+            .args(args);
+        let started = std::time::Instant::now();
+        let out = cmd.assert().success().get_output().stdout.clone();
+        (String::from_utf8(out).unwrap(), started.elapsed())
+    };
+
+    let (out, took) = run(&["start"]);
+    assert!(took < Duration::from_secs(15), "start took {took:?}\n{out}");
+    assert!(
+        out.contains("Hermes Agent: not running, so not restarted"),
+        "{out}"
+    );
+    let read = |rel: &str| std::fs::read_to_string(user.path().join(rel)).ok();
+    let claude = read(".claude/settings.json").unwrap();
+    assert!(
+        claude.contains(&format!(
+            "\"ANTHROPIC_BASE_URL\": \"http://127.0.0.1:{port}\""
+        )),
+        "{claude}"
+    );
+    assert!(claude.contains("\"DISABLE_TELEMETRY\": \"1\""), "{claude}");
+    let codex = read(".codex/config.toml").unwrap();
+    assert!(
+        codex.contains("wire_api = \"responses\"") && codex.contains("# mine"),
+        "{codex}"
+    );
+    let qwen = read(".qwen/settings.json").unwrap();
+    assert!(qwen.contains(&format!("127.0.0.1:{port}/v1")), "{qwen}");
+    assert!(
+        read(".hermes/config.yaml")
+            .unwrap()
+            .contains("provider: custom")
+    );
+
+    let status = json_of_env(&home, user.path(), &path, &["status", "--json"]);
+    assert_eq!(
+        status["agents"]["configured"],
+        serde_json::json!(["hermes", "claude-code", "codex", "qwen-code"])
+    );
+    assert_eq!(
+        status["agents"]["wired"],
+        serde_json::json!(["claude-code", "codex", "hermes", "qwen-code"])
+    );
+
+    let (out, took) = run(&["stop", "--unwire"]);
+    assert!(took < Duration::from_secs(15), "stop took {took:?}\n{out}");
+    for (rel, text) in originals {
+        assert_eq!(
+            read(rel).as_deref(),
+            Some(text),
+            "{rel} not restored\n{out}"
+        );
+    }
+    assert_eq!(read(".qwen/settings.json"), None, "{out}");
+    assert!(!user.path().join(".qwen").exists());
+    assert!(
+        !calls.exists(),
+        "hermes gateway restart ran with no gateway"
+    );
+}
+
+fn json_of_env(home: &Path, user: &Path, path: &str, args: &[&str]) -> serde_json::Value {
+    let out = metaclaw(home)
+        .env("HOME", user)
+        .env("PATH", path)
+        .args(args)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    serde_json::from_slice(&out).unwrap()
+}

@@ -126,7 +126,34 @@ choice! {
         Nanoclaw = "nanoclaw",
         Nemoclaw = "nemoclaw",
         Hermes = "hermes",
+        ClaudeCode = "claude-code",
+        Codex = "codex",
+        QwenCode = "qwen-code",
         None = "none",
+    }
+}
+
+choice! {
+    /// Where injected skills go in the request.
+    Placement for "skills.placement" {
+        /// Beside the newest user turn, so the cached prefix stays byte-identical.
+        #[default]
+        User = "user",
+        /// At the end of the system prompt (changes the prefix when the selection changes).
+        System = "system",
+    }
+}
+
+choice! {
+    /// Whose credential the proxy sends upstream.
+    AuthMethod for "llm.auth_method" {
+        /// `llm.api_key`, the endpoint MetaClaw was set up with. The Python MetaClaw's
+        /// `oauth_token` (its CLI subprocess providers) loads as this, with a warning.
+        #[default]
+        #[serde(alias = "oauth_token")]
+        ApiKey = "api_key",
+        /// The agent's own sign-in (e.g. a Claude subscription): forwarded untouched.
+        Passthrough = "passthrough",
     }
 }
 
@@ -214,6 +241,18 @@ impl RetrievalMode {
 impl ClawType {
     fn legacy(_: &str) -> Option<Self> {
         None
+    }
+}
+
+impl Placement {
+    fn legacy(_: &str) -> Option<Self> {
+        None
+    }
+}
+
+impl AuthMethod {
+    fn legacy(s: &str) -> Option<Self> {
+        (s == "oauth_token").then_some(AuthMethod::ApiKey)
     }
 }
 

@@ -5,8 +5,10 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::choices::{
-    ClawType, LlmProvider, LossFn, Mode, ResponsesApi, RetrievalMode, RewardCombine, WireFormat,
+    AuthMethod, LlmProvider, LossFn, Mode, Placement, ResponsesApi, RetrievalMode, RewardCombine,
+    WireFormat,
 };
+use crate::claw_list::ClawTypes;
 use crate::home::{Home, expand_tilde, user_home};
 
 /// Served model name when `llm.model_id` is empty (same fallback as upstream).
@@ -28,7 +30,9 @@ pub struct Config {
     pub records: RecordsConfig,
     pub max_context_tokens: u64,
     pub context_window: u64,
-    pub claw_type: ClawType,
+    /// The agents wired on start: one name, a list, or a comma-separated string.
+    #[schemars(with = "String")]
+    pub claw_type: ClawTypes,
     /// Legacy v0.3 switch; `false` means `claw_type: none` (applied by `validate`).
     pub configure_openclaw: bool,
     /// Pause learning: no skill distillation and no training until resumed.
@@ -60,7 +64,7 @@ impl Default for Config {
             max_context_tokens: 0,
             // 0 = auto: what the agent is told the model's window is (see `advertised_context_window`).
             context_window: 0,
-            claw_type: ClawType::default(),
+            claw_type: ClawTypes::default(),
             configure_openclaw: true,
             learning_paused: false,
             openclaw_env_data_dir: String::new(),
@@ -135,6 +139,11 @@ pub struct LlmConfig {
     pub api_base: String,
     pub api_key: String,
     pub timeout_seconds: u64,
+    /// `passthrough`: forward the agent's own credential (a subscription sign-in) upstream.
+    pub auth_method: AuthMethod,
+    /// A subscription OAuth token (`sk-ant-oat…`): sent upstream as `Authorization: Bearer`
+    /// (never as `x-api-key`) when `llm.api_key` is empty and the caller brings none.
+    pub oauth_token: String,
     /// Whether `/v1/responses` is forwarded as is or translated to chat completions.
     pub responses_api: ResponsesApi,
 }
@@ -159,6 +168,8 @@ impl Default for LlmConfig {
             api_key: String::new(),
             timeout_seconds: 600,
             responses_api: ResponsesApi::Auto,
+            auth_method: AuthMethod::default(),
+            oauth_token: String::new(),
         }
     }
 }
@@ -207,6 +218,9 @@ pub struct SkillsConfig {
     pub min_similarity: f64,
     /// Tokens the injected block may take (pinned skills always fit).
     pub token_budget: u32,
+    /// Where the skills block goes: beside the newest user turn (keeps the prompt cache
+    /// warm) or at the end of the system prompt.
+    pub placement: Placement,
     pub embedding: EmbeddingConfig,
     /// Share (0-0.5) of eligible turns in which a retrieved skill is withheld, the same way
     /// throughout a conversation, so its evidence has an unbiased control group. 0 is off.
@@ -256,6 +270,7 @@ impl Default for SkillsConfig {
             relative_threshold: 0.5,
             min_similarity: 0.35,
             token_budget: 2000,
+            placement: Placement::default(),
             embedding: EmbeddingConfig::default(),
             holdout_share: 0.0,
             evidence_min_turns: 20,
@@ -467,6 +482,7 @@ pub struct RecordsConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::choices::ClawType;
 
     #[test]
     fn responses_api_follows_the_provider_unless_set() {
@@ -543,7 +559,7 @@ mod tests {
         );
         assert_eq!(c.session.idle_timeout, 300);
         assert_eq!(c.records.retention_days, 0);
-        assert_eq!(c.claw_type, ClawType::Openclaw);
+        assert_eq!(c.claw_type.single(), Some(ClawType::Openclaw));
         assert!(c.configure_openclaw);
     }
 }

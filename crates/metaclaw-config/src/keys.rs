@@ -4,7 +4,8 @@
 use serde_json::Value;
 
 use crate::choices::{
-    ClawType, LlmProvider, LossFn, Mode, ResponsesApi, RetrievalMode, RewardCombine, WireFormat,
+    AuthMethod, ClawType, LlmProvider, LossFn, Mode, Placement, ResponsesApi, RetrievalMode,
+    RewardCombine, WireFormat,
 };
 
 /// What a key holds.
@@ -79,6 +80,8 @@ pub(crate) const KEYS: &[KeySpec] = &[
         Kind::Choice(ResponsesApi::NAMES),
         CHOICE,
     ),
+    key("llm.auth_method", Kind::Choice(AuthMethod::NAMES), CHOICE),
+    key("llm.oauth_token", Kind::Str, STR),
     key("proxy", Kind::Section, SECTION),
     key("proxy.host", Kind::Str, "an IP address or hostname"),
     key("proxy.port", Kind::Int, "an integer 1-65535"),
@@ -116,6 +119,7 @@ pub(crate) const KEYS: &[KeySpec] = &[
         "a number between 0 and 0.5",
     ),
     key("skills.evidence_min_turns", Kind::Int, POSITIVE),
+    key("skills.placement", Kind::Choice(Placement::NAMES), CHOICE),
     key("skills.embedding", Kind::Section, SECTION),
     key("skills.embedding.api_base", Kind::Str, URL),
     key("skills.embedding.api_key", Kind::Str, STR),
@@ -240,14 +244,6 @@ const IGNORED_SUBTREES: &[(&str, &str)] = &[
     (
         "openrouter",
         "OpenRouter routing options are not supported; set llm.api_base",
-    ),
-    (
-        "llm.auth_method",
-        "OAuth/CLI providers are not supported; set llm.api_key",
-    ),
-    (
-        "llm.oauth_token",
-        "OAuth/CLI providers are not supported; set llm.api_key",
     ),
     ("llm.bedrock_region", "AWS Bedrock is not supported"),
     (

@@ -3,6 +3,7 @@
 //! presets `metaclaw setup` and the dashboard's onboarding share (`preset`).
 
 mod choices;
+mod claw_list;
 mod config;
 mod document;
 mod error;
@@ -15,8 +16,10 @@ mod validation;
 mod warning;
 
 pub use choices::{
-    ClawType, LlmProvider, LossFn, Mode, ResponsesApi, RetrievalMode, RewardCombine, WireFormat,
+    AuthMethod, ClawType, LlmProvider, LossFn, Mode, Placement, ResponsesApi, RetrievalMode,
+    RewardCombine, WireFormat,
 };
+pub use claw_list::ClawTypes;
 pub use config::{
     CalendarConfig, Config, DEFAULT_SERVED_MODEL, DEFAULT_SKILLS_DIR, EmbeddingConfig, LlmConfig,
     OpdConfig, ProxyConfig, RecordsConfig, RlConfig, SchedulerConfig, SessionConfig, SkillsConfig,

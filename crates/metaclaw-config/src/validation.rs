@@ -6,7 +6,8 @@ use std::net::IpAddr;
 
 use serde_json::Value;
 
-use crate::choices::{ClawType, Mode};
+use crate::choices::{AuthMethod, Mode};
+use crate::claw_list::ClawTypes;
 use crate::config::Config;
 use crate::document::Document;
 use crate::error::ConfigError;
@@ -129,8 +130,16 @@ fn apply_legacy(doc: &Document, config: &mut Config, warnings: &mut Vec<ConfigWa
             message: "`madmax` is the old name of `auto`; write `mode: auto`".to_owned(),
         });
     }
+    if doc.get("llm.auth_method").and_then(Value::as_str) == Some("oauth_token") {
+        warnings.push(ConfigWarning::Deprecated {
+            key: "llm.auth_method".to_owned(),
+            message: "`oauth_token` (the Python MetaClaw's CLI providers) is not supported and \
+                      counts as `api_key`; write `passthrough` to forward your agent's own sign-in"
+                .to_owned(),
+        });
+    }
     if !config.configure_openclaw {
-        config.claw_type = ClawType::None;
+        config.claw_type = ClawTypes::none();
         warnings.push(ConfigWarning::Deprecated {
             key: "configure_openclaw".to_owned(),
             message:
@@ -155,6 +164,18 @@ fn check_semantics(c: &Config) -> Result<(), ConfigError> {
     }
     if !is_valid_host(&c.proxy.host) {
         return invalid("proxy.host", c.proxy.host.as_str().into());
+    }
+    // Under pass-through the standard auth headers carry the caller's own sign-in, so the
+    // proxy cannot demand its key there: only this machine may reach it.
+    if c.llm.auth_method == AuthMethod::Passthrough && !is_loopback_host(&c.proxy.host) {
+        return Err(ConfigError::InvalidValue {
+            key: "llm.auth_method".to_owned(),
+            value: "\"passthrough\"".to_owned(),
+            allowed: format!(
+                "passthrough needs proxy.host on loopback (127.0.0.1, ::1 or localhost), not {:?}",
+                c.proxy.host
+            ),
+        });
     }
     if c.proxy.max_body_bytes < 1024 {
         return invalid("proxy.max_body_bytes", c.proxy.max_body_bytes.into());
@@ -287,6 +308,10 @@ fn is_http_url(s: &str) -> bool {
 }
 
 /// An IPv4/IPv6 address or an RFC 1123 hostname.
+fn is_loopback_host(s: &str) -> bool {
+    s.eq_ignore_ascii_case("localhost") || s.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
+}
+
 fn is_valid_host(s: &str) -> bool {
     if s.parse::<IpAddr>().is_ok() {
         return true;
@@ -308,7 +333,7 @@ fn is_valid_host(s: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::choices::{LlmProvider, RetrievalMode};
+    use crate::choices::{ClawType, LlmProvider, RetrievalMode};
 
     const UPSTREAM_README: &str = include_str!("../testdata/upstream_readme.yaml");
     const UPSTREAM_ALL_KEYS: &str = include_str!("../testdata/upstream_all_keys.yaml");
@@ -350,7 +375,42 @@ mod tests {
         assert!(!c.opd.enabled);
         assert_eq!(c.opd.kl_penalty_coef, 1.0);
         assert_eq!(c.max_context_tokens, 20000);
-        assert_eq!(c.claw_type, ClawType::Openclaw);
+        assert_eq!(c.claw_type.single(), Some(ClawType::Openclaw));
+    }
+
+    #[test]
+    fn passthrough_needs_a_loopback_listener() {
+        let (c, _) = check("llm:\n  auth_method: passthrough\n").unwrap();
+        assert_eq!(c.llm.auth_method, AuthMethod::Passthrough);
+        let (c, warnings) = check("llm:\n  auth_method: oauth_token\n").unwrap();
+        assert_eq!(c.llm.auth_method, AuthMethod::ApiKey);
+        assert!(
+            warnings
+                .iter()
+                .any(|w| w.to_string().contains("write `passthrough`")),
+            "{warnings:?}"
+        );
+        let e = check("llm:\n  auth_method: passthrough\nproxy:\n  host: 0.0.0.0\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("needs proxy.host on loopback"), "{e}");
+        let e = check("llm:\n  auth_method: sso\n").unwrap_err().to_string();
+        assert!(e.contains("allowed: api_key, passthrough"), "{e}");
+    }
+
+    #[test]
+    fn claw_type_takes_a_list() {
+        let (c, _) = check("claw_type: [claude-code, codex]\n").unwrap();
+        assert_eq!(c.claw_type.to_string(), "claude-code, codex");
+        let (c, _) = check("claw_type: qwen-code,hermes\n").unwrap();
+        assert_eq!(c.claw_type.agents().count(), 2);
+        let e = check("claw_type: [codex, clawdbot]\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("claw_type") && e.contains("allowed: openclaw"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -397,8 +457,6 @@ mod tests {
         .map(|k| format!("memory.{k}"));
         let mut expected: Vec<String> = [
             "bedrock_region",
-            "llm.auth_method",
-            "llm.oauth_token",
             "llm.bedrock_region",
             "rl.backend",
             "rl.prm_provider",
@@ -423,7 +481,7 @@ mod tests {
         assert_eq!(ignored, expected);
 
         assert_eq!(c.mode, Mode::Auto);
-        assert_eq!(c.claw_type, ClawType::Copaw);
+        assert_eq!(c.claw_type.single(), Some(ClawType::Copaw));
         assert_eq!(c.llm.provider, LlmProvider::Openrouter);
         assert_eq!(c.proxy.host, "0.0.0.0");
         assert_eq!(c.proxy.port, 30001);
@@ -588,7 +646,7 @@ mod tests {
             ),
             (
                 "claw_type: clawdbot",
-                r#"invalid value for `claw_type`: "clawdbot" (allowed: openclaw, copaw, ironclaw, picoclaw, zeroclaw, nanoclaw, nemoclaw, hermes, none)"#,
+                r#"invalid value for `claw_type`: "clawdbot" (allowed: openclaw, copaw, ironclaw, picoclaw, zeroclaw, nanoclaw, nemoclaw, hermes, claude-code, codex, qwen-code, none)"#,
             ),
             (
                 "max_context_tokens: -5",
@@ -654,14 +712,14 @@ mod tests {
     #[test]
     fn configure_openclaw_false_means_no_claw() {
         let (c, warnings) = check("claw_type: openclaw\nconfigure_openclaw: false\n").unwrap();
-        assert_eq!(c.claw_type, ClawType::None);
+        assert_eq!(c.claw_type.single(), Some(ClawType::None));
         assert!(!c.configure_openclaw);
         assert!(matches!(
             warnings.as_slice(),
             [ConfigWarning::Deprecated { key, .. }] if key == "configure_openclaw"
         ));
         let (c, warnings) = check("configure_openclaw: true\nclaw_type: hermes\n").unwrap();
-        assert_eq!(c.claw_type, ClawType::Hermes);
+        assert_eq!(c.claw_type.single(), Some(ClawType::Hermes));
         assert_eq!(warnings, []);
     }
 

@@ -1,7 +1,7 @@
 //! The claws other than OpenClaw: data-driven recipes (metaclaw-claws) with backups.
 
 use metaclaw_claws::{PathEnv, WireParams};
-use metaclaw_config::{ClawType, Home};
+use metaclaw_config::{AuthMethod, ClawType, Config, Home};
 use metaclaw_openclaw::WireSpec;
 
 use crate::wiring::WiringReport;
@@ -19,7 +19,13 @@ fn state_dir(home: &Home) -> std::path::PathBuf {
     home.root().join("wiring")
 }
 
-pub(crate) fn wire(claw: ClawType, spec: &WireSpec, home: &Home, report: &mut WiringReport) {
+pub(crate) fn wire(
+    claw: ClawType,
+    config: &Config,
+    spec: &WireSpec,
+    home: &Home,
+    report: &mut WiringReport,
+) {
     let Some(recipe) = recipe_for(claw, report) else {
         return;
     };
@@ -30,6 +36,7 @@ pub(crate) fn wire(claw: ClawType, spec: &WireSpec, home: &Home, report: &mut Wi
         model: spec.model.clone(),
         context_window: spec.context_window,
         max_tokens: spec.max_tokens,
+        passthrough: config.llm.auth_method == AuthMethod::Passthrough,
     };
     let Some(env) = PathEnv::from_process() else {
         report

@@ -168,7 +168,7 @@ const DESCRIBED: &[Described] = &[
         "claw_type",
         G::General,
         "Agent",
-        "Which agent MetaClaw wires itself into.",
+        "Which agents MetaClaw wires itself into: one, or several separated by commas (e.g. claude-code, codex).",
     ),
     d(
         "configure_openclaw",
@@ -200,6 +200,18 @@ const DESCRIBED: &[Described] = &[
     .url(),
     d("llm.model_id", G::Llm, "Model", "Model name sent upstream."),
     d("llm.api_key", G::Llm, "API key", "Key for the endpoint."),
+    d(
+        "llm.auth_method",
+        G::Llm,
+        "Sign-in",
+        "api_key: MetaClaw's key for the endpoint. passthrough: use my agent's own sign-in (e.g. a Claude Pro/Max subscription); the agent's credential is forwarded untouched and never stored. Skill distillation, the judge and status checks then need an endpoint of their own (Endpoint and API key above).",
+    ),
+    d(
+        "llm.oauth_token",
+        G::Llm,
+        "Subscription token",
+        "A subscription OAuth token (sk-ant-oat…) sent as a bearer when there is no API key and the agent sends no credential.",
+    ),
     d(
         "llm.timeout_seconds",
         G::Llm,
@@ -332,6 +344,12 @@ const DESCRIBED: &[Described] = &[
     )
     .unit("turns")
     .min(1.0),
+    d(
+        "skills.placement",
+        G::Skills,
+        "Where skills go",
+        "user: beside the newest user message, after the prompt-cache breakpoint, so the cached prefix stays identical turn to turn (cheaper, faster). system: at the end of the system prompt (changes the prefix when the chosen skills change).",
+    ),
     d(
         "skills.embedding.api_base",
         G::Skills,

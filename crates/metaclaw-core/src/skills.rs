@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use arc_swap::ArcSwap;
-use metaclaw_config::{Config, Home, RetrievalMode};
+use metaclaw_config::{Config, Home, Placement, RetrievalMode};
 use metaclaw_domain::TurnType;
 use metaclaw_proxy::{HookFuture, PreparedRequest, TurnContext, TurnHook};
 use metaclaw_skills::{
@@ -92,6 +92,8 @@ struct Retriever {
     embedder: Option<Embedder>,
     /// `skills.holdout_share`: withhold retrieved skills in this share of conversations.
     holdout_share: f64,
+    /// Where the block goes (`skills.placement`).
+    placement: Placement,
     /// The settings it was built from, to tell whether a change concerns it.
     source: Value,
 }
@@ -122,6 +124,7 @@ impl Retriever {
             config: retrieval,
             embedder,
             holdout_share: config.skills.holdout_share.clamp(0.0, 0.5),
+            placement: config.skills.placement,
             source: Retriever::source(config),
         })
     }
@@ -375,6 +378,11 @@ impl SkillService {
         controls
     }
 
+    /// Where injected skills go (`skills.placement`, applied live).
+    pub fn placement(&self) -> Placement {
+        self.retrieval.load().placement
+    }
+
     /// What would be injected for `query`, with every candidate's score and reason.
     pub async fn retrieve(&self, query: &str) -> Retrieval {
         let library = self.library();
@@ -425,12 +433,12 @@ impl TurnHook for SkillInjector {
             if ctx.turn_type != TurnType::Main || self.skills_off.contains(&ctx.session_id) {
                 return;
             }
-            let query = metaclaw_skills::query::from_messages(&request.messages());
+            let query = metaclaw_skills::query::from_body(&request.body);
             let mut retrieval = self.service.retrieve(&query).await;
             let controls = self.service.hold_out(&ctx.session_id, &mut retrieval);
             let library = self.service.library();
             if let Some(block) = metaclaw_skills::render(&library, &retrieval) {
-                request.append_system(&block);
+                request.insert_skills(&block, self.service.placement());
             }
             request.injected.extend(retrieval.injected().map(|c| {
                 json!({"kind": "skill", "name": c.name, "version": c.version, "score": c.score, "reason": c.reason})

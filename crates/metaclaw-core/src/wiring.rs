@@ -119,59 +119,88 @@ fn openclaw_error(e: OpenClawError, spec: &WireSpec, report: &mut WiringReport) 
     report.manual = Some(metaclaw_openclaw::manual_steps(spec));
 }
 
-/// Wire the configured claw. Never fails the start: problems become report lines.
+/// Wire the configured agents, each in turn. Never fails the start: problems become report
+/// lines.
 pub fn wire(config: &Config, home: &Home, port: u16) -> WiringReport {
     let mut report = WiringReport::default();
     let spec = wire_spec(config, port);
-    match config.claw_type {
-        ClawType::None => report
+    if config.claw_type.is_none() {
+        report
             .lines
-            .push("claw_type is none: no agent wired (point it at the proxy yourself)".into()),
-        ClawType::Openclaw => match OpenClawCli::from_env() {
-            None => openclaw_error(OpenClawError::NotInstalled, &spec, &mut report),
-            Some(cli) => match metaclaw_openclaw::wire(
-                &cli,
-                &spec,
-                &state_path(home, "openclaw"),
-                &openclaw_state_dir(),
-                &env,
-            ) {
-                Ok(lines) => report.lines.extend(lines),
-                Err(e) => openclaw_error(e, &spec, &mut report),
-            },
-        },
-        other => crate::claws::wire(other, &spec, home, &mut report),
+            .push("claw_type is none: no agent wired (point it at the proxy yourself)".into());
+    }
+    for claw in config.claw_type.agents() {
+        match claw {
+            ClawType::Openclaw => wire_openclaw(&spec, home, &mut report),
+            other => crate::claws::wire(other, config, &spec, home, &mut report),
+        }
     }
     report
 }
 
-/// Restore the agent's own configuration where it is still ours.
+fn wire_openclaw(spec: &WireSpec, home: &Home, report: &mut WiringReport) {
+    match OpenClawCli::from_env() {
+        None => openclaw_error(OpenClawError::NotInstalled, spec, report),
+        Some(cli) => match metaclaw_openclaw::wire(
+            &cli,
+            spec,
+            &state_path(home, "openclaw"),
+            &openclaw_state_dir(),
+            &env,
+        ) {
+            Ok(lines) => report.lines.extend(lines),
+            Err(e) => openclaw_error(e, spec, report),
+        },
+    }
+}
+
+/// Restore the agents' own configuration where it is still ours: every configured agent
+/// and every agent MetaClaw still holds wiring state for (one dropped from `claw_type`
+/// since it was wired is put back too).
 pub fn unwire(config: &Config, home: &Home) -> WiringReport {
     let mut report = WiringReport::default();
-    match config.claw_type {
-        ClawType::None => report
-            .lines
-            .push("claw_type is none: nothing to unwire".into()),
-        ClawType::Openclaw => {
-            let path = state_path(home, "openclaw");
-            if !path.exists() {
-                report
-                    .lines
-                    .push("OpenClaw was not wired by MetaClaw; nothing to restore".into());
-                return report;
-            }
-            match OpenClawCli::from_env() {
-                None => report.lines.push(format!(
-                    "openclaw is not on PATH, so its config was not restored; the saved values are in {}",
-                    path.display()
-                )),
-                Some(cli) => match metaclaw_openclaw::unwire(&cli, &path) {
-                    Ok(lines) => report.lines.extend(lines),
-                    Err(e) => report.lines.push(format!("restoring OpenClaw failed: {e}; the saved values are in {}", path.display())),
-                },
-            }
+    let mut agents: Vec<ClawType> = config.claw_type.agents().collect();
+    for name in wired_agents(home) {
+        if let Ok(claw) = name.parse::<ClawType>()
+            && claw != ClawType::None
+            && !agents.contains(&claw)
+        {
+            agents.push(claw);
         }
-        other => crate::claws::unwire(other, home, &mut report),
+    }
+    if agents.is_empty() {
+        report
+            .lines
+            .push("claw_type is none: nothing to unwire".into());
+    }
+    for claw in agents {
+        match claw {
+            ClawType::Openclaw => unwire_openclaw(home, &mut report),
+            other => crate::claws::unwire(other, home, &mut report),
+        }
     }
     report
+}
+
+fn unwire_openclaw(home: &Home, report: &mut WiringReport) {
+    let path = state_path(home, "openclaw");
+    if !path.exists() {
+        report
+            .lines
+            .push("OpenClaw was not wired by MetaClaw; nothing to restore".into());
+        return;
+    }
+    match OpenClawCli::from_env() {
+        None => report.lines.push(format!(
+            "openclaw is not on PATH, so its config was not restored; the saved values are in {}",
+            path.display()
+        )),
+        Some(cli) => match metaclaw_openclaw::unwire(&cli, &path) {
+            Ok(lines) => report.lines.extend(lines),
+            Err(e) => report.lines.push(format!(
+                "restoring OpenClaw failed: {e}; the saved values are in {}",
+                path.display()
+            )),
+        },
+    }
 }

@@ -1,6 +1,40 @@
 use axum::http::HeaderMap;
 
 use crate::error::ProxyError;
+use crate::settings::ProxySettings;
+
+/// The header carrying MetaClaw's own key when `Authorization`/`x-api-key` carry the
+/// caller's upstream credential (subscription pass-through; Claude Code sends it through
+/// `ANTHROPIC_CUSTOM_HEADERS`).
+pub const PROXY_KEY_HEADER: &str = "x-metaclaw-key";
+
+/// Authenticate the caller. `x-metaclaw-key`, when sent, must match `proxy.api_key`. Under
+/// pass-through the standard headers hold the caller's own upstream credential, so they are
+/// not compared with the proxy key; the listener is then loopback-only (config validation),
+/// which limits callers to this machine.
+pub(crate) fn check_caller(
+    headers: &HeaderMap,
+    settings: &ProxySettings,
+) -> Result<(), ProxyError> {
+    let expected = settings.api_key.as_str();
+    if let Some(key) = headers.get(PROXY_KEY_HEADER) {
+        if expected.is_empty() {
+            return Ok(());
+        }
+        let key = key.to_str().map(str::trim).unwrap_or_default();
+        return if constant_time_eq(key.as_bytes(), expected.as_bytes()) {
+            Ok(())
+        } else {
+            Err(ProxyError::Unauthorized(
+                "the x-metaclaw-key header does not match proxy.api_key",
+            ))
+        };
+    }
+    if settings.upstream.passthrough {
+        return Ok(());
+    }
+    check(headers, expected)
+}
 
 /// Accept `Authorization: Bearer <key>` or Anthropic's `x-api-key: <key>`.
 pub(crate) fn check(headers: &HeaderMap, expected: &str) -> Result<(), ProxyError> {
@@ -19,7 +53,7 @@ pub(crate) fn check(headers: &HeaderMap, expected: &str) -> Result<(), ProxyErro
     }
 }
 
-fn presented_key(headers: &HeaderMap) -> Option<&str> {
+pub(crate) fn presented_key(headers: &HeaderMap) -> Option<&str> {
     if let Some(v) = headers.get("x-api-key").and_then(|v| v.to_str().ok()) {
         return Some(v.trim());
     }

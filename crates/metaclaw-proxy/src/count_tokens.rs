@@ -23,7 +23,7 @@ pub(crate) async fn serve(state: ProxyState, headers: HeaderMap, raw: Body) -> R
 
 async fn count(state: &ProxyState, headers: &HeaderMap, raw: Body) -> Result<Response, ProxyError> {
     let inner = state.inner();
-    crate::auth::check(headers, &inner.settings.api_key)?;
+    crate::auth::check_caller(headers, &inner.settings)?;
     let mut body = body::read_json_object(raw, inner.settings.max_body_bytes).await?;
     body::validate_messages(&body)?;
     let up = &inner.settings.upstream;

@@ -86,7 +86,7 @@ async fn serve_turn(
     let inner = &state.inner();
     let started = Instant::now();
     let started_at = inner.clock.now();
-    crate::auth::check(headers, &inner.settings.api_key)?;
+    crate::auth::check_caller(headers, &inner.settings)?;
     let client = api.dialect();
     let upstream = inner.settings.upstream.dialect;
     let route = Route::pick(api, &inner.settings.upstream)?;
@@ -306,48 +306,11 @@ pub(crate) async fn send(
         .post(url)
         .header(header::CONTENT_TYPE, "application/json")
         .body(payload);
-    let pass_through = inner.settings.pass_through_auth();
-    let client_key = || {
-        client_headers
-            .get("x-api-key")
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_owned)
-            .or_else(|| {
-                client_headers
-                    .get(header::AUTHORIZATION)
-                    .and_then(|v| v.to_str().ok())
-                    .and_then(|v| v.split_once(' ').map(|(_, k)| k.trim().to_owned()))
-            })
-    };
-    let key = if pass_through {
-        client_key()
-    } else {
-        Some(up.api_key.clone())
-    };
-    match upstream {
-        Dialect::OpenAi => {
-            if let Some(k) = key.filter(|k| !k.is_empty()) {
-                rb = rb.bearer_auth(k);
-            }
-            if up.is_openrouter() {
-                rb = rb
-                    .header("HTTP-Referer", "https://metaclaw.local")
-                    .header("X-Title", "MetaClaw");
-            }
-        }
-        Dialect::Anthropic => {
-            if let Some(k) = key.filter(|k| !k.is_empty()) {
-                rb = rb.header("x-api-key", k);
-            }
-            let version = client_headers
-                .get("anthropic-version")
-                .and_then(|v| v.to_str().ok())
-                .unwrap_or("2023-06-01");
-            rb = rb.header("anthropic-version", version);
-            if let Some(beta) = client_headers.get("anthropic-beta") {
-                rb = rb.header("anthropic-beta", beta.as_bytes());
-            }
-        }
+    rb = crate::credential::apply(rb, client_headers, &inner.settings, upstream);
+    if upstream == Dialect::OpenAi && up.is_openrouter() {
+        rb = rb
+            .header("HTTP-Referer", "https://metaclaw.local")
+            .header("X-Title", "MetaClaw");
     }
     let timeout_secs = up.timeout.as_secs();
     match tokio::time::timeout(up.timeout, rb.send()).await {

@@ -6,6 +6,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
+use metaclaw_config::Placement;
 use metaclaw_domain::{Dialect, TurnRecord, TurnType};
 use serde_json::{Map, Value};
 
@@ -68,6 +69,50 @@ impl PreparedRequest {
                 Some(Value::Array(m)) => Cow::Borrowed(m.as_slice()),
                 _ => Cow::Owned(Vec::new()),
             },
+        }
+    }
+
+    /// Add the skills block where `placement` says. `User`: as the last part of the newest
+    /// user message, after any `cache_control` breakpoint there, so every byte the provider
+    /// cached for the previous turn is sent again unchanged (the block is not part of the
+    /// agent's own history, so next turn it is simply gone from that message). `System`: at
+    /// the end of the system prompt. A request without a user message gets it in the system
+    /// prompt either way.
+    pub fn insert_skills(&mut self, text: &str, placement: Placement) {
+        if placement == Placement::User && self.append_to_last_user(text) {
+            return;
+        }
+        self.append_system(text);
+    }
+
+    fn append_to_last_user(&mut self, text: &str) -> bool {
+        // Chat completions and Anthropic `messages`, or a Responses API `input` item list.
+        let (messages, part_type) = match self.body.get_mut("messages") {
+            Some(Value::Array(m)) => (m, "text"),
+            _ => match self.body.get_mut("input") {
+                Some(Value::Array(items)) => (items, "input_text"),
+                _ => return false,
+            },
+        };
+        let Some(last) = messages
+            .iter_mut()
+            .rev()
+            .find(|m| m.get("role").and_then(Value::as_str) == Some("user"))
+        else {
+            return false;
+        };
+        match last.get_mut("content") {
+            // Appending keeps the agent's text where it was, byte for byte.
+            Some(Value::String(s)) => {
+                s.push_str("\n\n");
+                s.push_str(text);
+                true
+            }
+            Some(Value::Array(parts)) => {
+                parts.push(serde_json::json!({"type": part_type, "text": text}));
+                true
+            }
+            _ => false,
         }
     }
 
@@ -228,6 +273,46 @@ mod tests {
                 json!({"role": "user", "content": "hi"})
             ]
         );
+    }
+
+    #[test]
+    fn user_placement_goes_after_the_breakpoint_of_the_newest_user_turn() {
+        let prompt = json!({"type": "text", "text": "fix my script",
+            "cache_control": {"type": "ephemeral"}});
+        let body = json!({"system": [{"type": "text", "text": "agent"}], "messages": [
+            {"role": "user", "content": "earlier"},
+            {"role": "assistant", "content": "ok"},
+            {"role": "user", "content": [prompt.clone()]}]});
+        let mut r = req(ClientApi::Messages, body.clone());
+        r.insert_skills("SKILLS", Placement::User);
+        assert_eq!(r.body["system"], body["system"]);
+        assert_eq!(r.body["messages"][0], body["messages"][0]);
+        assert_eq!(
+            r.body["messages"][2]["content"],
+            json!([prompt, {"type": "text", "text": "SKILLS"}])
+        );
+        let mut r = req(
+            ClientApi::ChatCompletions,
+            json!({"messages": [{"role": "system", "content": "agent"},
+                {"role": "user", "content": "hi there"},
+                {"role": "assistant", "content": null, "tool_calls": []},
+                {"role": "tool", "tool_call_id": "c", "content": "out"}]}),
+        );
+        r.insert_skills("SKILLS", Placement::User);
+        assert_eq!(r.body["messages"][0]["content"], "agent");
+        assert_eq!(r.body["messages"][1]["content"], "hi there\n\nSKILLS");
+        let mut r = req(
+            ClientApi::ChatCompletions,
+            json!({"messages": [{"role": "system", "content": "a"}]}),
+        );
+        r.insert_skills("SKILLS", Placement::User);
+        assert_eq!(r.body["messages"][0]["content"], "a\n\nSKILLS");
+        let mut r = req(
+            ClientApi::ChatCompletions,
+            json!({"messages": [{"role": "system", "content": "a"}, {"role": "user", "content": "q"}]}),
+        );
+        r.insert_skills("SKILLS", Placement::System);
+        assert_eq!(r.body["messages"][0]["content"], "a\n\nSKILLS");
     }
 
     #[test]

@@ -10,6 +10,7 @@ mod auth;
 mod body;
 mod capture;
 mod count_tokens;
+mod credential;
 mod error;
 mod forward;
 mod hooks;
@@ -83,7 +84,7 @@ async fn count_tokens(State(state): State<ProxyState>, headers: HeaderMap, body:
 }
 
 async fn models(State(state): State<ProxyState>, headers: HeaderMap) -> Response {
-    if let Err(e) = auth::check(&headers, &state.inner().settings.api_key) {
+    if let Err(e) = auth::check_caller(&headers, &state.inner().settings) {
         return e.into_response_for(metaclaw_domain::Dialect::OpenAi);
     }
     let body = json!({"object": "list", "data": [{

@@ -26,6 +26,10 @@ pub struct UpstreamSettings {
     pub api_base: String,
     /// `llm.api_key`; empty means the client's own credentials are passed through.
     pub api_key: String,
+    /// `llm.oauth_token`: a subscription token sent as a bearer when there is no api key.
+    pub oauth_token: String,
+    /// `llm.auth_method: passthrough`: the caller's credential goes upstream untouched.
+    pub passthrough: bool,
     pub timeout: Duration,
     /// Whether `/v1/responses` is forwarded as is (`llm.responses_api`, by provider when
     /// `auto`); otherwise it is translated to chat completions.
@@ -73,6 +77,8 @@ impl ProxySettings {
                 dialect,
                 api_base: config.llm.api_base.trim_end_matches('/').to_owned(),
                 api_key: config.llm.api_key.clone(),
+                oauth_token: config.llm.oauth_token.trim().to_owned(),
+                passthrough: config.llm.auth_method == metaclaw_config::AuthMethod::Passthrough,
                 timeout: Duration::from_secs(config.llm.timeout_seconds.max(1)),
                 responses: config.llm.upstream_has_responses(),
             },
@@ -83,9 +89,13 @@ impl ProxySettings {
         }
     }
 
-    /// Pass-through mode: no stored upstream key and no proxy key, so the client's own
-    /// credentials are the upstream's.
+    /// Pass-through mode: `llm.auth_method: passthrough`, or (as before it existed) no
+    /// stored upstream credential and no proxy key, so the client's own credentials are the
+    /// upstream's.
     pub fn pass_through_auth(&self) -> bool {
-        self.upstream.api_key.is_empty() && self.api_key.is_empty()
+        self.upstream.passthrough
+            || (self.upstream.api_key.is_empty()
+                && self.upstream.oauth_token.is_empty()
+                && self.api_key.is_empty())
     }
 }

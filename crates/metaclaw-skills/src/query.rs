@@ -1,25 +1,79 @@
 //! The retrieval query is what the user actually asked, not the last message of the request:
-//! agents wrap it in scaffolding (OpenClaw adds a timestamp, a Runtime line, metadata blocks
-//! and a trailing internal-context message) that would otherwise dominate retrieval.
+//! agents wrap it in scaffolding that would otherwise dominate retrieval.
+//! - OpenClaw: a timestamp, a Runtime line, metadata blocks and a trailing internal-context
+//!   message.
+//! - Claude Code: `<system-reminder>` blocks (CLAUDE.md, the date, tool notes) in the user
+//!   message, and title requests (`output_config.format`).
+//! - Codex: user messages holding AGENTS.md (`# AGENTS.md instructions for …`) and
+//!   `<environment_context>`, items in `input` (Responses API), title requests (`text.format`).
+//! - Qwen Code: a setup message with the date, OS and folder tree, and memory-extraction
+//!   requests after each turn.
+//! - Hermes: `<memory-context>` appended after the request by memory plugins.
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 const INTERNAL_CONTEXT: &str = "<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>";
+/// A text part that starts with one of these is the agent's context, not the user's words.
+const SCAFFOLD_STARTS: &[&str] = &[
+    "# AGENTS.md instructions for",
+    "<environment_context>",
+    "<user_instructions>",
+    "<permissions instructions>",
+    "<skills_instructions>",
+    "This is the Qwen Code. We are setting up the context",
+];
+/// Spans removed wherever they appear.
+const SCAFFOLD_SPANS: &[(&str, &str)] = &[("<system-reminder>", "</system-reminder>")];
+/// Everything from here on was appended by the agent.
+const SCAFFOLD_TAILS: &[&str] = &["<memory-context>"];
+/// The last user text of an agent's own bookkeeping request (Qwen Code's memory extraction).
+const SIDE_REQUEST_STARTS: &[&str] = &["Managed memory directory:"];
 /// Below this many words a message ("yes, do it") borrows context from the previous ones.
 const SHORT_QUERY_WORDS: usize = 8;
 const MAX_QUERY_CHARS: usize = 2000;
 
+/// The text parts of a message's content, each with the agent's scaffolding removed.
 fn text_parts(content: &Value) -> String {
     match content {
-        Value::String(s) => s.clone(),
+        Value::String(s) => strip_scaffolding(s),
         Value::Array(parts) => parts
             .iter()
-            .filter(|p| matches!(p.get("type").and_then(Value::as_str), Some("text") | None))
+            .filter(|p| {
+                matches!(
+                    p.get("type").and_then(Value::as_str),
+                    Some("text" | "input_text") | None
+                )
+            })
             .filter_map(|p| p.get("text").and_then(Value::as_str))
+            .map(strip_scaffolding)
+            .filter(|t| !t.trim().is_empty())
             .collect::<Vec<_>>()
             .join("\n"),
         _ => String::new(),
     }
+}
+
+/// One text part without the agents' wrappers: empty when the whole part is context.
+fn strip_scaffolding(text: &str) -> String {
+    let mut text = text.to_owned();
+    for (open, close) in SCAFFOLD_SPANS {
+        while let Some(start) = text.find(open) {
+            let end = text[start..]
+                .find(close)
+                .map_or(text.len(), |e| start + e + close.len());
+            text.replace_range(start..end, "");
+        }
+    }
+    for tail in SCAFFOLD_TAILS {
+        if let Some(at) = text.find(tail) {
+            text.truncate(at);
+        }
+    }
+    let trimmed = text.trim_start();
+    if SCAFFOLD_STARTS.iter().any(|s| trimmed.starts_with(s)) {
+        return String::new();
+    }
+    text
 }
 
 /// Messages that carry the user's own words, oldest first.
@@ -27,6 +81,7 @@ fn user_texts(messages: &[Value]) -> Vec<String> {
     messages
         .iter()
         .filter(|m| m.get("role").and_then(Value::as_str) == Some("user"))
+        .filter(|m| m.get("type").is_none_or(|t| t == "message"))
         .map(|m| m.get("content").map(text_parts).unwrap_or_default())
         .filter(|t| !t.contains(INTERNAL_CONTEXT))
         .map(|t| clean(&t))
@@ -34,8 +89,55 @@ fn user_texts(messages: &[Value]) -> Vec<String> {
         .collect()
 }
 
+/// The query for a whole request body: chat completions or Anthropic `messages`, or a
+/// Responses API `input` (a string or items). Empty for an agent's side requests (titles
+/// with a structured output format, memory extraction), which deserve no skills.
+pub fn from_body(body: &Map<String, Value>) -> String {
+    let structured = |key: &str| {
+        body.get(key)
+            .and_then(|v| v.get("format"))
+            .is_some_and(|f| !f.is_null())
+    };
+    if structured("output_config") || structured("text") {
+        return String::new();
+    }
+    let items: Vec<Value> = match (body.get("messages"), body.get("input")) {
+        (Some(Value::Array(m)), _) => m.clone(),
+        (_, Some(Value::Array(items))) => items.clone(),
+        (_, Some(Value::String(s))) => vec![serde_json::json!({"role": "user", "content": s})],
+        _ => return String::new(),
+    };
+    let last_user = items
+        .iter()
+        .rev()
+        .find(|m| m.get("role").and_then(Value::as_str) == Some("user"))
+        .and_then(|m| m.get("content"))
+        .map(raw_text)
+        .unwrap_or_default();
+    if SIDE_REQUEST_STARTS
+        .iter()
+        .any(|s| last_user.trim_start().starts_with(s))
+    {
+        return String::new();
+    }
+    from_messages(&items)
+}
+
+fn raw_text(content: &Value) -> String {
+    match content {
+        Value::String(s) => s.clone(),
+        Value::Array(parts) => parts
+            .iter()
+            .filter_map(|p| p.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
 /// Strip agent scaffolding from one user message.
 pub fn clean(text: &str) -> String {
+    let text = strip_scaffolding(text);
     let mut out = Vec::new();
     let mut lines = text.lines().peekable();
     while let Some(line) = lines.next() {
@@ -119,6 +221,35 @@ mod tests {
             from_messages(messages.as_array().unwrap()),
             "My pytest suite fails randomly on CI"
         );
+    }
+
+    #[test]
+    fn sees_through_coding_agents_scaffolding() {
+        let claude = json!({"messages": [{"role": "user", "content": [
+            {"type": "text", "text": "<system-reminder>\n# claudeMd\nRun docker compose and npm test\n</system-reminder>\n"},
+            {"type": "text", "text": "why does my cron job not run", "cache_control": {"type": "ephemeral"}}]}]});
+        assert_eq!(
+            from_body(claude.as_object().unwrap()),
+            "why does my cron job not run"
+        );
+        let codex = json!({"input": [
+            {"type": "message", "role": "developer", "content": [{"type": "input_text", "text": "You are Codex"}]},
+            {"type": "message", "role": "user", "content": [
+                {"type": "input_text", "text": "# AGENTS.md instructions for /src\n\n<INSTRUCTIONS>use pytest</INSTRUCTIONS>"},
+                {"type": "input_text", "text": "<environment_context>\n  <cwd>/src</cwd>\n</environment_context>"}]},
+            {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "write a sql migration adding an index"}]}]});
+        assert_eq!(
+            from_body(codex.as_object().unwrap()),
+            "write a sql migration adding an index"
+        );
+        let hermes = json!({"messages": [{"role": "user",
+            "content": "plot my expenses by month please\n\n<memory-context>\n[System note: recalled]\n- likes cron\n</memory-context>"}]});
+        assert_eq!(
+            from_body(hermes.as_object().unwrap()),
+            "plot my expenses by month please"
+        );
+        let title = json!({"text": {"format": {"type": "json_schema"}}, "input": "Generate a concise title"});
+        assert_eq!(from_body(title.as_object().unwrap()), "");
     }
 
     #[test]

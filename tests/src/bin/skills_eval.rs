@@ -82,6 +82,8 @@ async fn main() -> Result<()> {
         )
     );
 
+    print_agent_scaffolding(&lib, &cases)?;
+
     if verbose {
         println!("\nbm25 misses:");
         for (case, got) in cases.iter().zip(&bm25_results) {
@@ -108,6 +110,22 @@ async fn main() -> Result<()> {
                 println!("{}", row(&format!("min {min_score} rel {rel}"), m));
             }
         }
+    }
+    Ok(())
+}
+
+/// bm25 recall@3 on the plain cases, bare and wrapped in each agent's recorded scaffolding
+/// (tests/fixtures/agents/).
+fn print_agent_scaffolding(lib: &Library, cases: &[metaclaw_tests::eval::Case]) -> Result<()> {
+    use metaclaw_tests::agents::{load_all, scaffold_recall};
+    println!("\n| agent scaffolding | cases | recall@3 bare | recall@3 wrapped | same skills |");
+    println!("|---|---|---|---|---|");
+    for fixture in load_all()? {
+        let r = scaffold_recall(lib, cases, &fixture);
+        println!(
+            "| {} | {} | {:.3} | {:.3} | {}/{} |",
+            r.agent, r.cases, r.bare.recall_at_3, r.wrapped.recall_at_3, r.identical, r.cases
+        );
     }
     Ok(())
 }

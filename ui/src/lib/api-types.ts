@@ -433,76 +433,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/rollouts": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** The running or last rollout or evaluation: progress, learning curve, report */
-        get: operations["getJob"];
-        put?: never;
-        /** Start a task rollout through the proxy (episodes, verifier rewards, training steps, learning curve) */
-        post: operations["startRollout"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/evals": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** Stored evaluation runs (asked for, learning-curve points, gate checks) */
-        get: operations["listEvals"];
-        put?: never;
-        /** Start an evaluation of a task split in one or more arms (never trained on or distilled) */
-        post: operations["startEval"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/adapters": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** Adapter versions: gate figure, status (serving, kept, refused) and why */
-        get: operations["listAdapters"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/adapters/{step}/rollback": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Serve an earlier adapter version again (training continues from it) */
-        post: operations["rollbackAdapter"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/api/scheduler": {
         parameters: {
             query?: never;
@@ -801,30 +731,6 @@ export interface components {
         Ack: {
             ok: boolean;
         };
-        /** @description Where an adapter version stands. */
-        AdapterStatus: "serving" | "kept" | "refused";
-        /** @description A trained adapter. */
-        AdapterVersion: {
-            /**
-             * Format: uint64
-             * @description The training step that made it (0 = the weights before any step).
-             */
-            step: number;
-            /** Format: date-time */
-            created_at: string;
-            sampler_path: string | null;
-            state_path: string | null;
-            status: components["schemas"]["AdapterStatus"];
-            /**
-             * Format: double
-             * @description Success on the gate split, when it was evaluated.
-             */
-            eval_success: number | null;
-            /** Format: uint64 */
-            eval_trials: number | null;
-            /** @description Why it was refused, rolled back or promoted. */
-            reason: string | null;
-        };
         /**
          * @description What connecting an agent takes: the agents found on this machine, and the settings to
          *     give one by hand.
@@ -858,18 +764,8 @@ export interface components {
             /** @description The user's edited SKILL.md; the proposal's own text when absent or blank. */
             content?: string | null;
         };
-        /** @description One arm's result. */
-        ArmReport: {
-            arm: string;
-            /** Format: int64 */
-            run_id: number;
-            /** Format: uint64 */
-            adapter_step: number | null;
-            success: components["schemas"]["SuccessRate"];
-            /** Format: double */
-            mean_score: number | null;
-            outcomes: components["schemas"]["EvalOutcome"][];
-        };
+        /** @description Whose credential the proxy sends upstream. */
+        AuthMethod: "api_key" | "passthrough";
         /**
          * @description Who wrote a skill version.
          * @enum {string}
@@ -984,7 +880,7 @@ export interface components {
          * @description Which agent ("claw") MetaClaw wires itself into on start.
          * @enum {string}
          */
-        ClawType: "openclaw" | "copaw" | "ironclaw" | "picoclaw" | "zeroclaw" | "nanoclaw" | "nemoclaw" | "hermes" | "none";
+        ClawType: "openclaw" | "copaw" | "ironclaw" | "picoclaw" | "zeroclaw" | "nanoclaw" | "nemoclaw" | "hermes" | "claude-code" | "codex" | "qwen-code" | "none";
         Config: {
             /** @default skills_only */
             mode: components["schemas"]["Mode"];
@@ -995,7 +891,8 @@ export interface components {
              *       "api_base": "",
              *       "api_key": "",
              *       "timeout_seconds": 600,
-             *       "responses_api": "auto"
+             *       "auth_method": "api_key",
+             *       "oauth_token": ""
              *     }
              */
             llm: components["schemas"]["LlmConfig"];
@@ -1023,6 +920,7 @@ export interface components {
              *       "relative_threshold": 0.5,
              *       "min_similarity": 0.35,
              *       "token_budget": 2000,
+             *       "placement": "user",
              *       "embedding": {
              *         "api_base": "",
              *         "api_key": "",
@@ -1062,10 +960,7 @@ export interface components {
              *       "checkpoint_every": 5,
              *       "save_weights_timeout_s": 200,
              *       "temperature": 0.7,
-             *       "max_new_tokens": 2048,
-             *       "gate_split": "",
-             *       "gate_tolerance": 0.05,
-             *       "reward_combine": "verifier"
+             *       "max_new_tokens": 2048
              *     }
              */
             rl: components["schemas"]["RlConfig"];
@@ -1122,8 +1017,11 @@ export interface components {
              * @default 0
              */
             context_window: number;
-            /** @default openclaw */
-            claw_type: components["schemas"]["ClawType"];
+            /**
+             * @description The agents wired on start: one name, a list, or a comma-separated string.
+             * @default openclaw
+             */
+            claw_type: string;
             /**
              * @description Legacy v0.3 switch; `false` means `claw_type: none` (applied by `validate`).
              * @default true
@@ -1134,29 +1032,6 @@ export interface components {
              * @default false
              */
             learning_paused: boolean;
-            /**
-             * @description Programmatic rollouts (upstream's keys): the task folder, the split, parallel
-             *     episodes and turns per episode.
-             * @default
-             */
-            openclaw_env_data_dir: string;
-            /** @default train */
-            openclaw_env_split: string;
-            /**
-             * Format: uint32
-             * @default 4
-             */
-            openclaw_env_concurrency: number;
-            /**
-             * Format: uint32
-             * @default 15
-             */
-            openclaw_env_max_steps: number;
-            /**
-             * @description Offer the agent a `run_command` tool in rollouts (sandboxed in the episode's folder).
-             * @default false
-             */
-            openclaw_env_allow_commands: boolean;
         };
         /** @description The configuration after a change. */
         ConfigChange: {
@@ -1203,34 +1078,6 @@ export interface components {
             skills: number;
             /** Format: uint64 */
             pending_proposals: number;
-        };
-        /** @description One point of the learning curve. */
-        CurvePoint: {
-            /**
-             * Format: uint32
-             * @description Training steps taken by this rollout so far.
-             */
-            round: number;
-            /**
-             * Format: uint64
-             * @description The adapter version that served the evaluation.
-             */
-            adapter_step: number | null;
-            success: components["schemas"]["SuccessRate"];
-            /**
-             * Format: double
-             * @description Mean verifier reward of the round's training samples.
-             */
-            train_reward: number | null;
-            /** Format: double */
-            loss: number | null;
-            /**
-             * Format: double
-             * @description Seconds the training step took (episodes, reward, step and gate; not the evaluation).
-             */
-            step_seconds: number | null;
-            /** @description What the gate said about the step's adapter. */
-            gate: string | null;
         };
         DataInfo: {
             database_path: string;
@@ -1360,70 +1207,6 @@ export interface components {
         };
         /** @description The class of a failure. Stable: clients may match on it. */
         ErrorCode: ("unauthorized" | "forbidden" | "too_large" | "internal") | "bad_request" | "invalid_setting" | "invalid_skill" | "not_found" | "conflict" | "not_ready" | "unavailable" | "not_running" | "upstream";
-        /** @description One task's outcome in an evaluation run. */
-        EvalOutcome: {
-            task_id: string;
-            session_id: string;
-            passed: boolean;
-            /** Format: double */
-            score: number;
-            answer: string;
-            detail: string;
-        };
-        /** @description Why an evaluation ran. */
-        EvalPurpose: "eval" | "curve" | "gate";
-        EvalReport: {
-            dir: string;
-            split: string;
-            arms: components["schemas"]["ArmReport"][];
-            problems: components["schemas"]["LineProblem"][];
-        };
-        /** @description What an evaluation is asked to do (`metaclaw eval`). */
-        EvalRequest: {
-            /** @default null */
-            dir: string | null;
-            /**
-             * @description Default `test`.
-             * @default null
-             */
-            split: string | null;
-            /**
-             * @description `current` (default), `skills-on`, `skills-off`, `base`, `previous`, `v<step>`.
-             * @default []
-             */
-            arms: string[];
-            /**
-             * Format: uint32
-             * @default null
-             */
-            concurrency: number | null;
-            /**
-             * Format: uint32
-             * @default null
-             */
-            max_steps: number | null;
-        };
-        /** @description One arm of an evaluation. */
-        EvalRun: {
-            /** Format: int64 */
-            id: number;
-            /** Format: date-time */
-            started_at: string;
-            /** Format: date-time */
-            finished_at: string | null;
-            task_dir: string;
-            split: string;
-            purpose: components["schemas"]["EvalPurpose"];
-            arm: string;
-            /** Format: uint64 */
-            adapter_step: number | null;
-            /** Format: uint64 */
-            successes: number;
-            /** Format: uint64 */
-            trials: number;
-            /** Format: double */
-            mean_score: number | null;
-        };
         /** @description Things that happened inside the core, broadcast to whoever listens (store, evolver, tray). */
         Event: {
             /** @constant */
@@ -1596,28 +1379,6 @@ export interface components {
             end: string;
         };
         /** @enum {string} */
-        JobKind: "rollout" | "eval";
-        /** @description The running (or last) rollout or evaluation, as the CLI and the Training page follow it. */
-        JobStatus: {
-            kind: components["schemas"]["JobKind"] | null;
-            running: boolean;
-            /** @description What it is doing, in words. */
-            phase: string;
-            /** Format: uint64 */
-            episodes_done: number;
-            /** Format: uint64 */
-            episodes_total: number;
-            /** Format: uint32 */
-            steps_done: number;
-            /** Format: uint32 */
-            steps_target: number | null;
-            curve: components["schemas"]["CurvePoint"][];
-            report: components["schemas"]["EvalReport"] | null;
-            problems: components["schemas"]["LineProblem"][];
-            warnings: string[];
-            error: string | null;
-        };
-        /** @enum {string} */
         Level: "warning" | "error";
         /**
          * @description The library as a whole: where user skills live, the bundled bank, and files that could
@@ -1639,12 +1400,6 @@ export interface components {
             /** @description SKILL.md files with problems; errors mean the file was skipped. */
             problems: components["schemas"]["Finding"][];
         };
-        /** @description A line that was skipped, and why. */
-        LineProblem: {
-            /** Format: uint */
-            line: number;
-            message: string;
-        };
         LlmConfig: {
             /** @default custom */
             provider: components["schemas"]["LlmProvider"];
@@ -1660,10 +1415,16 @@ export interface components {
              */
             timeout_seconds: number;
             /**
-             * @description Whether `/v1/responses` is forwarded as is or translated to chat completions.
-             * @default auto
+             * @description `passthrough`: forward the agent's own credential (a subscription sign-in) upstream.
+             * @default api_key
              */
-            responses_api: components["schemas"]["ResponsesApi"];
+            auth_method: components["schemas"]["AuthMethod"];
+            /**
+             * @description A subscription OAuth token (`sk-ant-oat…`): sent upstream as `Authorization: Bearer`
+             *     (never as `x-api-key`) when `llm.api_key` is empty and the caller brings none.
+             * @default
+             */
+            oauth_token: string;
         };
         LlmPatch: {
             api_base?: string | null;
@@ -1712,6 +1473,8 @@ export interface components {
             kl_penalty_coef: number;
         };
         Phase: "off" | "starting" | "serving" | "failed";
+        /** @description Where injected skills go in the request. */
+        Placement: "user" | "system";
         Presets: {
             presets: components["schemas"]["ProviderPreset"][];
             /** @description The preset the stored endpoint came from; `None` when no endpoint is set. */
@@ -1816,8 +1579,6 @@ export interface components {
         RejectInput: {
             reason?: string | null;
         };
-        /** @description Whether the upstream serves the OpenAI Responses API (`/v1/responses`). */
-        ResponsesApi: "auto" | "native" | "translate";
         Retrieval: {
             query: string;
             mode: components["schemas"]["RetrievalMethod"];
@@ -1834,8 +1595,6 @@ export interface components {
          * @enum {string}
          */
         RetrievalMode: "bm25" | "template" | "embedding";
-        /** @description How a task's verifier and the PRM judge make one reward when both scored a sample. */
-        RewardCombine: "verifier" | "mean" | "min";
         /** @description What rewards samples, in words for the status line. */
         RewardSources: "judge_and_feedback" | "feedback_only" | "teacher_and_feedback";
         RlConfig: {
@@ -1948,24 +1707,6 @@ export interface components {
              * @default 2048
              */
             max_new_tokens: number;
-            /**
-             * @description A split of the task folder a new adapter must not regress on before it serves; empty
-             *     = every trained adapter serves at once.
-             * @default
-             */
-            gate_split: string;
-            /**
-             * Format: double
-             * @description How much lower than the serving adapter's success on the gate split a new one may
-             *     score and still serve (0..1).
-             * @default 0.05
-             */
-            gate_tolerance: number;
-            /**
-             * @description How the verifier and the judge combine when both scored a sample.
-             * @default verifier
-             */
-            reward_combine: components["schemas"]["RewardCombine"];
         };
         RlStatus: {
             mode: components["schemas"]["Mode"];
@@ -2003,54 +1744,6 @@ export interface components {
         RollbackInput: {
             /** Format: uint64 */
             version: number;
-        };
-        /** @description What a rollout is asked to do (`metaclaw rollout`, the Training page's Start button). */
-        RolloutRequest: {
-            /**
-             * @description The task folder; default `openclaw_env_data_dir`.
-             * @default null
-             */
-            dir: string | null;
-            /**
-             * @description Default `openclaw_env_split` (`train`).
-             * @default null
-             */
-            split: string | null;
-            /**
-             * Format: uint32
-             * @description Answers sampled per task, compared with each other (default `rl.group_size`).
-             * @default null
-             */
-            group: number | null;
-            /**
-             * Format: uint32
-             * @description Parallel episodes (default `openclaw_env_concurrency`).
-             * @default null
-             */
-            concurrency: number | null;
-            /**
-             * Format: uint32
-             * @description Turns per episode (default `openclaw_env_max_steps`).
-             * @default null
-             */
-            max_steps: number | null;
-            /**
-             * Format: uint32
-             * @description Repeat the split until this many training steps were taken; without it the split
-             *     runs once and the trainer takes it from there.
-             * @default null
-             */
-            steps: number | null;
-            /**
-             * @description Evaluate this split before the first and after every step (the learning curve).
-             * @default null
-             */
-            eval: string | null;
-            /**
-             * @description Offer the `run_command` tool (default `openclaw_env_allow_commands`).
-             * @default null
-             */
-            allow_commands: boolean | null;
         };
         /** @description What one distillation did. */
         RunReport: {
@@ -2404,6 +2097,12 @@ export interface components {
              */
             token_budget: number;
             /**
+             * @description Where the skills block goes: beside the newest user turn (keeps the prompt cache
+             *     warm) or at the end of the system prompt.
+             * @default user
+             */
+            placement: components["schemas"]["Placement"];
+            /**
              * @default {
              *       "api_base": "",
              *       "api_key": "",
@@ -2456,6 +2155,12 @@ export interface components {
             scheduler: components["schemas"]["SchedulerSummary"];
             last_evolution_failure: components["schemas"]["EvolutionRunRow"] | null;
             log: components["schemas"]["LogFile"];
+            /**
+             * @description Settings that keep a feature from working, in words (e.g. pass-through without an
+             *     endpoint of MetaClaw's own).
+             * @default []
+             */
+            warnings: string[];
         };
         /** @description What one call to [`Trainer::step`] did. */
         StepOutcome: {
@@ -2479,18 +2184,6 @@ export interface components {
             status: "paused";
             /** Format: uint64 */
             step: number;
-        };
-        SuccessRate: {
-            /** Format: uint64 */
-            successes: number;
-            /** Format: uint64 */
-            trials: number;
-            /** Format: double */
-            rate: number;
-            /** Format: double */
-            low: number;
-            /** Format: double */
-            high: number;
         };
         TestTarget: {
             target: components["schemas"]["Endpoint"];
@@ -2660,12 +2353,10 @@ export interface components {
     pathItems: never;
 }
 export type Ack = components['schemas']['Ack'];
-export type AdapterStatus = components['schemas']['AdapterStatus'];
-export type AdapterVersion = components['schemas']['AdapterVersion'];
 export type AgentSetup = components['schemas']['AgentSetup'];
 export type ApiError = components['schemas']['ApiError'];
 export type ApproveInput = components['schemas']['ApproveInput'];
-export type ArmReport = components['schemas']['ArmReport'];
+export type AuthMethod = components['schemas']['AuthMethod'];
 export type Author = components['schemas']['Author'];
 export type Band = components['schemas']['Band'];
 export type BandKind = components['schemas']['BandKind'];
@@ -2685,7 +2376,6 @@ export type ConfigChange = components['schemas']['ConfigChange'];
 export type ConfigPatch = components['schemas']['ConfigPatch'];
 export type ConnectionTest = components['schemas']['ConnectionTest'];
 export type Counts = components['schemas']['Counts'];
-export type CurvePoint = components['schemas']['CurvePoint'];
 export type DataInfo = components['schemas']['DataInfo'];
 export type Decision = components['schemas']['Decision'];
 export type DetectedAgent = components['schemas']['DetectedAgent'];
@@ -2700,11 +2390,6 @@ export type EndpointModels = components['schemas']['EndpointModels'];
 export type EndpointTest = components['schemas']['EndpointTest'];
 export type ErrorBody = components['schemas']['ErrorBody'];
 export type ErrorCode = components['schemas']['ErrorCode'];
-export type EvalOutcome = components['schemas']['EvalOutcome'];
-export type EvalPurpose = components['schemas']['EvalPurpose'];
-export type EvalReport = components['schemas']['EvalReport'];
-export type EvalRequest = components['schemas']['EvalRequest'];
-export type EvalRun = components['schemas']['EvalRun'];
 export type Event = components['schemas']['Event'];
 export type EvolutionRunRow = components['schemas']['EvolutionRunRow'];
 export type EvolutionRunStatus = components['schemas']['EvolutionRunStatus'];
@@ -2721,11 +2406,8 @@ export type IdleStatus = components['schemas']['IdleStatus'];
 export type InjectedSkill = components['schemas']['InjectedSkill'];
 export type Installed = components['schemas']['Installed'];
 export type Interval = components['schemas']['Interval'];
-export type JobKind = components['schemas']['JobKind'];
-export type JobStatus = components['schemas']['JobStatus'];
 export type Level = components['schemas']['Level'];
 export type LibraryInfo = components['schemas']['LibraryInfo'];
-export type LineProblem = components['schemas']['LineProblem'];
 export type LlmConfig = components['schemas']['LlmConfig'];
 export type LlmPatch = components['schemas']['LlmPatch'];
 export type LlmProvider = components['schemas']['LlmProvider'];
@@ -2735,6 +2417,7 @@ export type LossFn = components['schemas']['LossFn'];
 export type Mode = components['schemas']['Mode'];
 export type OpdConfig = components['schemas']['OpdConfig'];
 export type Phase = components['schemas']['Phase'];
+export type Placement = components['schemas']['Placement'];
 export type Presets = components['schemas']['Presets'];
 export type Problem = components['schemas']['Problem'];
 export type ProposalFilter = components['schemas']['ProposalFilter'];
@@ -2745,17 +2428,14 @@ export type ProviderPreset = components['schemas']['ProviderPreset'];
 export type ProxyConfig = components['schemas']['ProxyConfig'];
 export type RecordsConfig = components['schemas']['RecordsConfig'];
 export type RejectInput = components['schemas']['RejectInput'];
-export type ResponsesApi = components['schemas']['ResponsesApi'];
 export type Retrieval = components['schemas']['Retrieval'];
 export type RetrievalInput = components['schemas']['RetrievalInput'];
 export type RetrievalMethod = components['schemas']['RetrievalMethod'];
 export type RetrievalMode = components['schemas']['RetrievalMode'];
-export type RewardCombine = components['schemas']['RewardCombine'];
 export type RewardSources = components['schemas']['RewardSources'];
 export type RlConfig = components['schemas']['RlConfig'];
 export type RlStatus = components['schemas']['RlStatus'];
 export type RollbackInput = components['schemas']['RollbackInput'];
-export type RolloutRequest = components['schemas']['RolloutRequest'];
 export type RunReport = components['schemas']['RunReport'];
 export type SchedulerConfig = components['schemas']['SchedulerConfig'];
 export type SchedulerState = components['schemas']['SchedulerState'];
@@ -2788,7 +2468,6 @@ export type SourceProblem = components['schemas']['SourceProblem'];
 export type SourcesStatus = components['schemas']['SourcesStatus'];
 export type Status = components['schemas']['Status'];
 export type StepOutcome = components['schemas']['StepOutcome'];
-export type SuccessRate = components['schemas']['SuccessRate'];
 export type TestTarget = components['schemas']['TestTarget'];
 export type TinkerProbe = components['schemas']['TinkerProbe'];
 export type TrainingStatus = components['schemas']['TrainingStatus'];
@@ -3508,142 +3187,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RlStatus"];
-                };
-            };
-            default: components["responses"]["Error"];
-        };
-    };
-    getJob: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["JobStatus"];
-                };
-            };
-            default: components["responses"]["Error"];
-        };
-    };
-    startRollout: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: {
-            content: {
-                "application/json": components["schemas"]["RolloutRequest"];
-            };
-        };
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["JobStatus"];
-                };
-            };
-            default: components["responses"]["Error"];
-        };
-    };
-    listEvals: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["EvalRun"][];
-                };
-            };
-            default: components["responses"]["Error"];
-        };
-    };
-    startEval: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: {
-            content: {
-                "application/json": components["schemas"]["EvalRequest"];
-            };
-        };
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["JobStatus"];
-                };
-            };
-            default: components["responses"]["Error"];
-        };
-    };
-    listAdapters: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AdapterVersion"][];
-                };
-            };
-            default: components["responses"]["Error"];
-        };
-    };
-    rollbackAdapter: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                step: number;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AdapterVersion"];
                 };
             };
             default: components["responses"]["Error"];

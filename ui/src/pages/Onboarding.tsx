@@ -479,12 +479,18 @@ function AgentStep(props: { onBack: () => void; onNext: () => void }) {
   const [report, setReport] = useState<{ agent: DetectedAgent; report: WiringReport; undone?: WiringReport } | null>(null);
   const [busy, setBusy] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
+  const [ownSignIn, setOwnSignIn] = useState(false);
 
   const connect = async (agent: DetectedAgent) => {
     setBusy(agent.claw);
     setError(null);
     try {
-      await api.patchConfig({ set: { claw_type: agent.claw } });
+      // Connecting adds this agent to those already connected (claw_type lists them all).
+      const agents = (setup.data?.detected ?? []).filter((a) => a.wired && a.claw !== agent.claw).map((a) => a.claw);
+      agents.push(agent.claw);
+      const set: Record<string, string> = { claw_type: agents.join(", ") };
+      if (ownSignIn) set["llm.auth_method"] = "passthrough";
+      await api.patchConfig({ set });
       setReport({ agent, report: await api.wire() });
     } catch (e) {
       setError(errorMessage(e));
@@ -513,6 +519,11 @@ function AgentStep(props: { onBack: () => void; onNext: () => void }) {
       {s && s.detected.length > 0 && !report && (
         <>
           <p>Found on this computer. Connecting changes the agent's settings so its requests go through MetaClaw; you can undo it.</p>
+          <label class="check" data-testid="onboarding-own-sign-in">
+            <input type="checkbox" checked={ownSignIn} onChange={(e) => setOwnSignIn((e.currentTarget as HTMLInputElement).checked)} /> Use my agent's own sign-in
+            (for example a Claude Pro or Max subscription): its credential is forwarded untouched and never stored. MetaClaw's own work (learning skills, the
+            judge, connection checks) then uses the endpoint and key chosen above.
+          </label>
           <ul class="list agents" data-testid="onboarding-agents">
             {s.detected.map((a) => (
               <li key={a.claw} class="agent-row">
@@ -549,7 +560,7 @@ function AgentStep(props: { onBack: () => void; onNext: () => void }) {
           )}
         </div>
       )}
-      {s && s.detected.length === 0 && <p data-testid="onboarding-no-agent">No agent found on this computer (OpenClaw, CoPaw, IronClaw, ZeroClaw, PicoClaw, NanoClaw, Hermes). Point yours at MetaClaw by hand:</p>}
+      {s && s.detected.length === 0 && <p data-testid="onboarding-no-agent">No agent found on this computer (OpenClaw, Claude Code, Codex, Qwen Code, Hermes, CoPaw, IronClaw, ZeroClaw, PicoClaw, NanoClaw). Point yours at MetaClaw by hand:</p>}
       {s && <ManualSnippet s={s} open={s.detected.length === 0} />}
       <div class="form-actions">
         <button type="button" class="btn" onClick={props.onBack}>

@@ -28,6 +28,10 @@ pub struct Status {
     pub scheduler: SchedulerSummary,
     pub last_evolution_failure: Option<EvolutionRunRow>,
     pub log: LogFile,
+    /// Settings that keep a feature from working, in words (e.g. pass-through without an
+    /// endpoint of MetaClaw's own).
+    #[serde(default)]
+    pub warnings: Vec<String>,
 }
 
 /// The current log file; rotated ones lie beside it (`metaclaw.log.1` is the newest).
@@ -79,6 +83,25 @@ pub struct SchedulerSummary {
 
 pub struct GetStatus;
 
+/// Under pass-through the agent's sign-in serves its own turns only: MetaClaw's calls
+/// (distillation, the judge, connection checks) need a credential of MetaClaw's.
+pub fn config_warnings(config: &metaclaw_config::Config) -> Vec<String> {
+    let mut out = Vec::new();
+    if config.llm.auth_method == metaclaw_config::AuthMethod::Passthrough
+        && config.llm.api_key.trim().is_empty()
+        && config.llm.oauth_token.trim().is_empty()
+    {
+        out.push(
+            "Pass-through: your agent's own sign-in is forwarded for its turns, but MetaClaw has \
+             no key of its own, so skill distillation, the judge and connection checks cannot \
+             run. Set an endpoint and API key for them in Settings → LLM (llm.api_base, \
+             llm.api_key)."
+                .to_owned(),
+        );
+    }
+    out
+}
+
 impl Operation for GetStatus {
     const METHOD: Method = Method::Get;
     const PATH: &'static str = "/api/status";
@@ -116,6 +139,7 @@ impl Operation for GetStatus {
             rl_enabled: config.rl.enabled,
             learning_paused: config.learning_paused,
             needs_onboarding: crate::onboarding::needs_onboarding(&config),
+            warnings: config_warnings(&config),
             upstream: Upstream {
                 url: config.llm.api_base.clone(),
                 reachable: None,

@@ -52,7 +52,7 @@ impl Operation for GetAgentSetup {
         let detected = blocking(move || wiring::detect_agents(&home)).await?;
         Ok(AgentSetup {
             detected,
-            claw_type: config.claw_type.as_str().to_owned(),
+            claw_type: config.claw_type.to_string(),
             anthropic_base_url: spec.base_url.trim_end_matches("/v1").to_owned(),
             base_url: spec.base_url,
             api_key: spec.api_key,
@@ -78,7 +78,7 @@ impl Operation for GetWiring {
     async fn run(api: &Api, _: (), _: NoInput) -> Result<WiringStatus, ApiError> {
         let config = api.config();
         Ok(WiringStatus {
-            claw_type: config.claw_type.as_str().to_owned(),
+            claw_type: config.claw_type.to_string(),
             wired: wiring::wired_agents(&api.parts().home),
             base_url: wiring::wire_spec(&config, port(api)).base_url,
         })
