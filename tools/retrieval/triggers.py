@@ -7,6 +7,7 @@ Japanese and French). Phrases never contain an ASCII colon, so upstream MetaClaw
 line-by-line frontmatter reader never mistakes one for a key.
 """
 
+import json
 import pathlib
 import re
 import sys
@@ -592,6 +593,15 @@ for _name, _more in MORE.items():
 LANGS = ["en", "zh", "es", "de", "ja", "fr"]
 
 
+PLAIN = re.compile(r"[^-?:,\[\]{}#&*!|>'\"%@`\s][^#]*[^\s]")
+
+
+def scalar(p):
+    """Plain when YAML allows it, else double-quoted: the style MetaClaw's own rewrite of a
+    SKILL.md produces, so an edited skill's diff does not reformat every trigger."""
+    return p if PLAIN.fullmatch(p) else json.dumps(p, ensure_ascii=False)
+
+
 def block(triggers):
     lines = ["    triggers:"]
     for lang in LANGS:
@@ -601,7 +611,7 @@ def block(triggers):
         lines.append(f"      {lang}:")
         for p in phrases:
             assert ":" not in p and '"' not in p, p
-            lines.append(f'        - "{p}"')
+            lines.append(f"      - {scalar(p)}")
     return "\n".join(lines) + "\n"
 
 
