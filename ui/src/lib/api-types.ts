@@ -912,8 +912,8 @@ export interface components {
              *       "evolution_every_n_turns": 10,
              *       "auto_approve": false,
              *       "include_bundled": true,
-             *       "min_score": 8,
-             *       "relative_threshold": 0.5,
+             *       "min_score": 7,
+             *       "relative_threshold": 0.4,
              *       "min_similarity": 0.35,
              *       "token_budget": 2000,
              *       "embedding": {
