@@ -165,12 +165,11 @@ async fn main() -> Result<()> {
             ),
         ];
         for (name, lib) in &variants {
-            let parts: &[(&str, &Vec<Case>)] = if tune_only {
-                &[("tune", &tune)]
-            } else {
-                &[("tune", &tune), ("held-out", &heldout)]
-            };
-            for (part, cases) in parts.iter().copied() {
+            let mut parts: Vec<(&str, &Vec<Case>)> = vec![("tune", &tune)];
+            if !tune_only {
+                parts.push(("held-out", &heldout));
+            }
+            for (part, cases) in parts {
                 let got = run(lib, cases, &cfg, None).await?;
                 println!("{}", row(&format!("{name}, {part}"), score(cases, &got)));
                 let (c, g) = non_english(cases, &got);
