@@ -24,6 +24,8 @@ pub struct Sources {
 pub struct Library {
     skills: Vec<Arc<Skill>>,
     by_name: HashMap<String, usize>,
+    /// Skills with `always` set, so retrieval need not look at every skill per request.
+    always_on: Vec<usize>,
     problems: Vec<Finding>,
     index: Index,
 }
@@ -128,9 +130,11 @@ impl Library {
             kept.push(Arc::new(skill));
         }
         let index = Index::build_with(&kept, analyzer);
+        let always_on = (0..kept.len()).filter(|i| kept[*i].always()).collect();
         Library {
             skills: kept,
             by_name,
+            always_on,
             problems,
             index,
         }
@@ -142,6 +146,16 @@ impl Library {
 
     pub fn get(&self, name: &str) -> Option<&Arc<Skill>> {
         self.by_name.get(name).map(|i| &self.skills[*i])
+    }
+
+    /// Position of a skill in `skills()`.
+    pub fn position(&self, name: &str) -> Option<usize> {
+        self.by_name.get(name).copied()
+    }
+
+    /// Positions of the skills marked always-on in their metadata.
+    pub fn always_on(&self) -> &[usize] {
+        &self.always_on
     }
 
     pub fn skills(&self) -> &[Arc<Skill>] {

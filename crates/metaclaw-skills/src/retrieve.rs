@@ -191,8 +191,19 @@ pub fn retrieve(
         }
     };
 
-    // Pinned and always-on skills come first and ignore the budget.
-    for (doc, s) in lib.skills().iter().enumerate() {
+    // Pinned and always-on skills come first, in library order, and ignore the budget. Only
+    // they are looked at: a request costs nothing per skill in the bank here.
+    let mut first: Vec<usize> = lib.always_on().to_vec();
+    first.extend(
+        states
+            .iter()
+            .filter(|(_, st)| st.pinned)
+            .filter_map(|(name, _)| lib.position(name)),
+    );
+    first.sort_unstable();
+    first.dedup();
+    for doc in first {
+        let s = &lib.skills()[doc];
         let st = state(&s.name);
         if st.enabled && (st.pinned || s.always()) {
             budget = budget.saturating_sub(s.token_estimate());
