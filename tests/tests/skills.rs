@@ -263,21 +263,19 @@ async fn embedding_mode_uses_the_endpoint_and_falls_back_to_bm25() {
 }
 
 #[tokio::test]
-async fn bm25_beats_template_on_the_labelled_set() {
+async fn retrieval_keeps_its_figures_on_the_tuning_set() {
     use metaclaw_skills::{Library, Mode, RetrievalConfig, Sources};
-    use metaclaw_tests::eval::{load_cases, run, score};
-    let cases = load_cases().unwrap();
-    assert!(cases.len() >= 120);
+    use metaclaw_tests::eval::{load_tune, non_english, run, score, score_refs};
+    let cases = load_tune().unwrap();
+    assert!(cases.len() >= 290, "{} cases", cases.len());
     let lib = Library::load(&Sources {
         user_dir: None,
         bundled: true,
     });
-    let bm25 = score(
-        &cases,
-        &run(&lib, &cases, &RetrievalConfig::default(), None)
-            .await
-            .unwrap(),
-    );
+    let got = run(&lib, &cases, &RetrievalConfig::default(), None)
+        .await
+        .unwrap();
+    let bm25 = score(&cases, &got);
     let template_cfg = RetrievalConfig {
         mode: Mode::Template,
         ..Default::default()
@@ -294,9 +292,16 @@ async fn bm25_beats_template_on_the_labelled_set() {
         bm25.false_injection < template.false_injection,
         "{bm25:?} vs {template:?}"
     );
-    // Floors at today's figures, so a regression in parsing, query cleaning or ranking shows.
-    assert!(bm25.recall_at_3 >= 0.6 && bm25.mrr >= 0.55, "{bm25:?}");
-    assert!(bm25.false_injection <= 0.1, "{bm25:?}");
+    // Floors a little below the measured figures (recall@3 0.954, recall@1 0.882, MRR 0.92,
+    // false injection 3.4%; non-English recall@3 0.985), so that a regression in the
+    // analyzer (CJK bigrams, stemming), the trigger field, query cleaning or ranking fails.
+    assert!(bm25.recall_at_3 >= 0.93, "{bm25:?}");
+    assert!(bm25.recall_at_1 >= 0.85 && bm25.mrr >= 0.88, "{bm25:?}");
+    assert!(bm25.false_injection <= 0.06, "{bm25:?}");
+    let (c, g) = non_english(&cases, &got);
+    let other = score_refs(&c, &g);
+    assert!(other.with >= 60, "{other:?}");
+    assert!(other.recall_at_3 >= 0.95, "{other:?}");
 }
 
 /// The labelled set wrapped in each agent's recorded scaffolding (system reminders,
@@ -306,8 +311,8 @@ async fn bm25_beats_template_on_the_labelled_set() {
 fn retrieval_sees_through_every_agents_scaffolding() {
     use metaclaw_skills::{Library, Sources};
     use metaclaw_tests::agents::{load_all, scaffold_recall};
-    use metaclaw_tests::eval::load_cases;
-    let cases = load_cases().unwrap();
+    use metaclaw_tests::eval::load_tune;
+    let cases = load_tune().unwrap();
     let lib = Library::load(&Sources {
         user_dir: None,
         bundled: true,

@@ -35,8 +35,10 @@ signals: the user correcting the agent, tool errors, explicit thumbs up or down,
 Propose at most 3 skills that would have made the agent do better, or that capture a pattern that \
 clearly worked. Only propose a skill for a lesson that will recur; it must be general (no names, \
 paths, secrets or one-off details from this conversation). If an existing skill covers the lesson, \
-propose an improved version under that skill's exact name. If nothing is worth keeping, return an \
-empty list. Reply with JSON only.";
+propose an improved version under that skill's exact name. Give each skill a few trigger \
+phrases: short requests it is for, as users word them, in the language of the conversation and in \
+English, so that it is found whatever language the next request is in. If nothing is worth keeping, \
+return an empty list. Reply with JSON only.";
 
 fn schema() -> Value {
     json!({
@@ -46,14 +48,15 @@ fn schema() -> Value {
         "properties": {"proposals": {"type": "array", "maxItems": 3, "items": {
             "type": "object",
             "additionalProperties": false,
-            "required": ["name", "description", "category", "body", "reason", "turns"],
+            "required": ["name", "description", "category", "body", "reason", "turns", "triggers"],
             "properties": {
                 "name": {"type": "string", "description": "lowercase-hyphenated, at most 64 characters"},
                 "description": {"type": "string", "description": "one sentence starting with 'Use when'"},
                 "category": {"type": "string", "enum": metaclaw_skills::KNOWN_CATEGORIES},
                 "body": {"type": "string", "description": "Markdown: purpose, ## Steps, ## Anti-patterns"},
                 "reason": {"type": "string", "description": "what in the conversation shows this is needed"},
-                "turns": {"type": "array", "items": {"type": "string"}, "description": "ids of the turns it comes from"}
+                "turns": {"type": "array", "items": {"type": "string"}, "description": "ids of the turns it comes from"},
+                "triggers": {"type": "array", "items": {"type": "string"}, "description": "3 to 8 short requests this skill is for, worded as users write them: in the conversation's language and in English"}
             }
         }}}
     })

@@ -21,6 +21,10 @@ pub struct RawProposal {
     /// Turn ids the lesson came from.
     #[serde(default)]
     pub turns: Vec<String>,
+    /// Requests the skill is for, in the user's language and in English; they become
+    /// `metadata.metaclaw.triggers`, so retrieval finds the skill across languages.
+    #[serde(default)]
+    pub triggers: Vec<String>,
 }
 
 /// A proposal ready for the inbox.
@@ -97,7 +101,43 @@ fn clean(p: &RawProposal) -> Result<RawProposal, String> {
         body: p.body.trim().to_owned(),
         reason: p.reason.trim().to_owned(),
         turns: p.turns.clone(),
+        triggers: clean_triggers(&p.triggers),
     })
+}
+
+/// At most 12 distinct one-line phrases of at most 200 characters.
+fn clean_triggers(triggers: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for t in triggers {
+        let t: String = t.split_whitespace().collect::<Vec<_>>().join(" ");
+        let t: String = t.chars().take(200).collect();
+        if !t.is_empty() && !out.contains(&t) && out.len() < 12 {
+            out.push(t);
+        }
+    }
+    out
+}
+
+/// Add trigger phrases to `metadata.metaclaw.triggers`, keeping those already there (a list,
+/// or a map by language, where new ones go under `learned`).
+fn add_triggers(metaclaw: &mut Map<String, Value>, new: &[String]) {
+    if new.is_empty() {
+        return;
+    }
+    let list = match metaclaw.entry("triggers").or_insert_with(|| json!([])) {
+        Value::Object(by_language) => by_language.entry("learned").or_insert_with(|| json!([])),
+        other => other,
+    };
+    if !list.is_array() {
+        *list = json!([]);
+    }
+    if let Value::Array(items) = list {
+        for t in new {
+            if !items.iter().any(|i| i.as_str() == Some(t)) {
+                items.push(json!(t));
+            }
+        }
+    }
 }
 
 fn new_skill_md(p: &RawProposal, session: Option<&str>) -> String {
@@ -107,6 +147,7 @@ fn new_skill_md(p: &RawProposal, session: Option<&str>) -> String {
     if let Some(s) = session {
         metaclaw.insert("source_session".into(), json!(s));
     }
+    add_triggers(&mut metaclaw, &p.triggers);
     let mut fm = Map::new();
     fm.insert("name".into(), json!(p.name));
     fm.insert("description".into(), json!(p.description));
@@ -140,6 +181,7 @@ fn updated_skill_md(existing: &Skill, p: &RawProposal) -> String {
         if let Value::Object(mc) = mc {
             let v = mc.get("version").and_then(Value::as_u64).unwrap_or(1);
             mc.insert("version".into(), json!(v + 1));
+            add_triggers(mc, &p.triggers);
         }
     }
     skill.render()
@@ -261,6 +303,58 @@ mod tests {
             body: "## Steps\n1. Do the thing.".into(),
             reason: "the user corrected this twice".into(),
             turns: vec!["t1".into()],
+            triggers: Vec::new(),
+        }
+    }
+
+    /// A lesson learnt in a Chinese conversation: the skill it becomes is found by later
+    /// Chinese and English requests, with no step besides writing the file.
+    #[test]
+    fn a_chinese_lesson_becomes_a_skill_found_in_both_languages() {
+        let mut p = raw(
+            "cite-chinese-regulations",
+            "Use when answering questions about Chinese tax rules: cite the regulation number.",
+        );
+        p.body = "## Steps\n1. 先查找相关法规的编号和条款。\n2. 在回答中注明出处。".into();
+        p.triggers = vec![
+            "个人所得税怎么计算".into(),
+            "专项附加扣除有哪些".into(),
+            "how is individual income tax calculated in China".into(),
+            " 个人所得税怎么计算 ".into(),
+        ];
+        let lib = Library::load(&Sources {
+            user_dir: None,
+            bundled: true,
+        });
+        let (cands, _) = prepare(&[p], &lib, &HashSet::new(), &HashSet::new(), None);
+        let dir = tempfile::tempdir().unwrap();
+        let folder = dir.path().join(&cands[0].name);
+        std::fs::create_dir_all(&folder).unwrap();
+        std::fs::write(folder.join("SKILL.md"), &cands[0].content).unwrap();
+        let lib = Library::load(&Sources {
+            user_dir: Some(dir.path().to_owned()),
+            bundled: true,
+        });
+        let skill = lib.get("cite-chinese-regulations").expect("valid skill");
+        assert_eq!(skill.triggers().len(), 3, "trimmed and deduplicated");
+        for request in [
+            "我的个人所得税应该怎么计算？",
+            "有哪些专项附加扣除可以申报",
+            "how do I calculate my individual income tax in China?",
+        ] {
+            let r = metaclaw_skills::retrieve(
+                &lib,
+                &Default::default(),
+                request,
+                &Default::default(),
+                None,
+            );
+            assert_eq!(
+                r.injected_names().first(),
+                Some(&"cite-chinese-regulations"),
+                "{request}: {:?}",
+                r.injected_names()
+            );
         }
     }
 

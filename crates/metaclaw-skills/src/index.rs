@@ -1,20 +1,31 @@
-//! Field-weighted BM25 (BM25F) over name, description and body, with an in-memory inverted
-//! index. Scoring touches only the postings of the query's terms, so a query costs the same
-//! whatever the size of the bank, apart from the matches themselves.
+//! Field-weighted BM25 (BM25F) over name, description, body and trigger phrases, with an
+//! in-memory inverted index. Scoring touches only the postings of the query's terms, so a
+//! query costs the same whatever the size of the bank, apart from the matches themselves.
 
 use std::collections::HashMap;
 
-use bm25::{DefaultTokenizer, Language, Tokenizer};
-
+use crate::analyzer::{Analyzer, Variants};
 use crate::skill::Skill;
 
 const K1: f32 = 1.2;
 const B: f32 = 0.75;
-/// name ×3, description ×2, body ×1.
-const FIELD_WEIGHTS: [f32; 3] = [3.0, 2.0, 1.0];
+/// name ×3, description ×3, body ×0.5, trigger phrases ×4 (chosen on the tuning set): the
+/// triggers are written to be matched (paraphrases, other languages), while the body's many
+/// generic words mostly add spurious matches.
+const FIELD_WEIGHTS: [f32; 4] = [3.0, 3.0, 0.5, 4.0];
+
+/// One document matching a query.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Hit {
+    pub doc: usize,
+    pub score: f32,
+    /// Share of the query's specificity (the idf of its words) that this document matches:
+    /// small talk matches a generic word or two of a skill, a request most of its words.
+    pub coverage: f32,
+}
 
 pub struct Index {
-    tokenizer: DefaultTokenizer,
+    analyzer: Analyzer,
     /// term → (document, weighted and length-normalized term frequency).
     postings: HashMap<String, Vec<(u32, f32)>>,
     docs: usize,
@@ -29,38 +40,40 @@ impl std::fmt::Debug for Index {
     }
 }
 
-fn tokenizer() -> DefaultTokenizer {
-    DefaultTokenizer::new(Language::English)
+/// The text of each field of a skill, in `FIELD_WEIGHTS` order.
+fn fields(skill: &Skill) -> [String; 4] {
+    [
+        skill.name.replace('-', " "),
+        skill.description.clone(),
+        skill.body.clone(),
+        skill.triggers().join("\n"),
+    ]
 }
 
 impl Index {
     pub fn build(skills: &[impl AsRef<Skill>]) -> Index {
-        let tokenizer = tokenizer();
-        let fields: Vec<[Vec<String>; 3]> = skills
+        Index::build_with(skills, Analyzer::new())
+    }
+
+    pub fn build_with(skills: &[impl AsRef<Skill>], analyzer: Analyzer) -> Index {
+        let fields: Vec<[Vec<Variants>; 4]> = skills
             .iter()
-            .map(|s| {
-                let s = s.as_ref();
-                [
-                    tokenizer.tokenize(&s.name.replace('-', " ")),
-                    tokenizer.tokenize(&s.description),
-                    tokenizer.tokenize(&s.body),
-                ]
-            })
+            .map(|s| fields(s.as_ref()).map(|text| analyzer.words(&text)))
             .collect();
         let n = fields.len().max(1) as f32;
-        let mut avg = [0f32; 3];
+        let mut avg = [0f32; 4];
         for f in &fields {
-            for (i, tokens) in f.iter().enumerate() {
-                avg[i] += tokens.len() as f32 / n;
+            for (i, words) in f.iter().enumerate() {
+                avg[i] += words.len() as f32 / n;
             }
         }
         let mut postings: HashMap<String, Vec<(u32, f32)>> = HashMap::new();
         for (doc, f) in fields.iter().enumerate() {
             let mut weighted: HashMap<&str, f32> = HashMap::new();
-            for (i, tokens) in f.iter().enumerate() {
-                let norm = 1.0 - B + B * tokens.len() as f32 / avg[i].max(1.0);
-                for t in tokens {
-                    *weighted.entry(t.as_str()).or_default() += FIELD_WEIGHTS[i] / norm;
+            for (i, words) in f.iter().enumerate() {
+                let norm = 1.0 - B + B * words.len() as f32 / avg[i].max(1.0);
+                for variant in words.iter().flatten() {
+                    *weighted.entry(variant.as_str()).or_default() += FIELD_WEIGHTS[i] / norm;
                 }
             }
             for (term, w) in weighted {
@@ -71,17 +84,22 @@ impl Index {
             }
         }
         Index {
-            tokenizer,
+            analyzer,
             postings,
             docs: fields.len(),
         }
     }
 
-    pub fn tokenize(&self, text: &str) -> Vec<String> {
-        let mut tokens = self.tokenizer.tokenize(text);
-        tokens.sort_unstable();
-        tokens.dedup();
-        tokens
+    pub fn analyzer(&self) -> &Analyzer {
+        &self.analyzer
+    }
+
+    /// The query's distinct words, each with its term variants.
+    fn query_words(&self, text: &str) -> Vec<Variants> {
+        let mut words = self.analyzer.words(text);
+        words.sort_unstable();
+        words.dedup();
+        words
     }
 
     /// BM25F scores of every document matching at least one query term, best first.
@@ -89,31 +107,70 @@ impl Index {
         self.search_top(query, usize::MAX)
     }
 
-    /// The `limit` best documents, best first. Only the postings of the query's terms are
-    /// touched, and only the winners are sorted.
+    /// The `limit` best documents, best first, as `(document, score)`.
     pub fn search_top(&self, query: &str, limit: usize) -> Vec<(usize, f32)> {
-        let terms = self.tokenize(query);
+        self.hits(query, limit)
+            .into_iter()
+            .map(|h| (h.doc, h.score))
+            .collect()
+    }
+
+    /// The `limit` best documents, best first. Only the postings of the query's terms are
+    /// touched, and only the winners are sorted. A query word adds, per document, the score
+    /// of its best-matching variant, so a word with several stems counts once.
+    pub fn hits(&self, query: &str, limit: usize) -> Vec<Hit> {
+        let words = self.query_words(query);
+        let n = self.docs as f32;
+        let idf = |df: f32| (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
         let mut scores = vec![0f32; self.docs];
+        let mut matched = vec![0f32; self.docs];
+        let mut best = vec![(0f32, 0f32); self.docs];
+        let mut stamp = vec![u32::MAX; self.docs];
         let mut touched: Vec<u32> = Vec::new();
-        for term in &terms {
-            let Some(list) = self.postings.get(term) else {
-                continue;
-            };
-            let df = list.len() as f32;
-            let idf = (1.0 + (self.docs as f32 - df + 0.5) / (df + 0.5)).ln();
-            for &(doc, tf) in list {
-                let slot = &mut scores[doc as usize];
-                if *slot == 0.0 {
+        let mut in_word: Vec<u32> = Vec::new();
+        let mut query_weight = 0f32;
+        for (w, variants) in words.iter().enumerate() {
+            let w = w as u32;
+            in_word.clear();
+            // A word the bank has never seen is as specific as a word can be.
+            let mut word_idf = idf(0.0);
+            for term in variants {
+                let Some(list) = self.postings.get(term) else {
+                    continue;
+                };
+                let term_idf = idf(list.len() as f32);
+                word_idf = word_idf.min(term_idf);
+                for &(doc, tf) in list {
+                    let d = doc as usize;
+                    let s = term_idf * tf * (K1 + 1.0) / (K1 + tf);
+                    if stamp[d] != w {
+                        stamp[d] = w;
+                        best[d] = (s, term_idf);
+                        in_word.push(doc);
+                    } else if s > best[d].0 {
+                        best[d] = (s, term_idf);
+                    }
+                }
+            }
+            query_weight += word_idf;
+            for &doc in &in_word {
+                let d = doc as usize;
+                if scores[d] == 0.0 {
                     touched.push(doc);
                 }
-                *slot += idf * tf * (K1 + 1.0) / (K1 + tf);
+                scores[d] += best[d].0;
+                matched[d] += best[d].1;
             }
         }
-        let mut out: Vec<(usize, f32)> = touched
+        let mut out: Vec<Hit> = touched
             .into_iter()
-            .map(|d| (d as usize, scores[d as usize]))
+            .map(|d| Hit {
+                doc: d as usize,
+                score: scores[d as usize],
+                coverage: (matched[d as usize] / query_weight.max(f32::EPSILON)).min(1.0),
+            })
             .collect();
-        let order = |a: &(usize, f32), b: &(usize, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+        let order = |a: &Hit, b: &Hit| b.score.total_cmp(&a.score).then(a.doc.cmp(&b.doc));
         if out.len() > limit {
             out.select_nth_unstable_by(limit, order);
             out.truncate(limit);
@@ -124,12 +181,14 @@ impl Index {
 
     /// Which query terms occur in a document (for explanations).
     pub fn matched_terms(&self, query: &str, doc: usize) -> Vec<String> {
-        self.tokenize(query)
+        self.query_words(query)
             .into_iter()
-            .filter(|t| {
-                self.postings
-                    .get(t)
-                    .is_some_and(|l| l.iter().any(|(d, _)| *d as usize == doc))
+            .filter_map(|variants| {
+                variants.into_iter().find(|t| {
+                    self.postings
+                        .get(t)
+                        .is_some_and(|l| l.iter().any(|(d, _)| *d as usize == doc))
+                })
             })
             .collect()
     }
@@ -175,5 +234,46 @@ mod tests {
         );
         assert!(index.search("what is the capital of peru").is_empty());
         assert!(index.matched_terms("flaky tests", 0).len() == 2);
+    }
+
+    #[test]
+    fn trigger_phrases_are_a_searchable_field() {
+        let text = "---\nname: tidy-inbox\ndescription: Use when sorting email\nmetadata:\n  metaclaw:\n    triggers:\n      es: [\"ordenar la bandeja de entrada\"]\n      ja: [\"受信トレイを整理\"]\n---\nArchive, label, unsubscribe.\n";
+        let with = Skill::parse(text, "p".into(), SkillSource::User).unwrap();
+        assert_eq!(
+            with.triggers(),
+            ["ordenar la bandeja de entrada", "受信トレイを整理"]
+        );
+        let mut without = with.clone();
+        without.frontmatter.shift_remove("metadata");
+        let other = skill("fix-flaky-tests", "Use when tests fail", "Repeat.");
+        for query in ["cómo ordeno mi bandeja", "受信トレイの整理"] {
+            let index = Index::build(&[with.clone(), other.clone()].map(std::sync::Arc::new));
+            assert_eq!(index.search(query).first().map(|h| h.0), Some(0), "{query}");
+            let index = Index::build(&[without.clone(), other.clone()].map(std::sync::Arc::new));
+            assert!(
+                index.search(query).is_empty(),
+                "{query} matched without triggers"
+            );
+        }
+    }
+
+    #[test]
+    fn a_word_with_several_stems_counts_once() {
+        let skills = [
+            skill(
+                "edit-config",
+                "Use when changing the configuration",
+                "Deploying it.",
+            ),
+            skill("other-thing", "Use when cooking", "Boil water."),
+        ]
+        .map(std::sync::Arc::new);
+        let index = Index::build(&skills);
+        // Spanish "configuración" and English "configuration" meet through their stems.
+        assert_eq!(index.search("configuración").first().map(|h| h.0), Some(0));
+        let once = index.search("deploying")[0].1;
+        let twice = index.search("deploying deploying")[0].1;
+        assert_eq!(once, twice, "a repeated query word adds nothing");
     }
 }

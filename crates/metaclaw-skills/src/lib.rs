@@ -1,8 +1,10 @@
 //! Skills: `SKILL.md` files (YAML frontmatter + Markdown), the bundled bank, retrieval
-//! (BM25F, upstream's template routing, embeddings fused by rank) and the injected block.
+//! (BM25F over CJK bigrams, multilingual stems and trigger phrases; upstream's template
+//! routing; embeddings fused by rank) and the injected block.
 //!
 //! Knows nothing about the proxy or the database: the core wires it into both.
 
+mod analyzer;
 mod block;
 mod book;
 mod bundled;
@@ -16,12 +18,13 @@ mod retrieve;
 mod skill;
 mod template;
 
+pub use analyzer::{Analyzer, AnalyzerOptions, Cjk};
 pub use block::{BLOCK_END, BLOCK_START, render};
 pub use book::{SkillBook, WatchGuard};
 pub use bundled::{files as bundled_files, install as install_bundled};
 pub use embedding::{Embedder, EmbeddingCache, rank_by_similarity};
 pub use error::{Result, SkillsError};
-pub use index::Index;
+pub use index::{Hit, Index};
 pub use library::{Library, Sources};
 pub use lint::{Finding, KNOWN_CATEGORIES, Level, check as check_skill, lint_dir};
 pub use retrieve::{Candidate, Mode, Retrieval, RetrievalConfig, SkillState, States, retrieve};

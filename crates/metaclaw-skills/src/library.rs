@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::analyzer::Analyzer;
 use crate::bundled;
 use crate::index::Index;
 use crate::lint::{self, Finding, Level};
@@ -23,6 +24,8 @@ pub struct Sources {
 pub struct Library {
     skills: Vec<Arc<Skill>>,
     by_name: HashMap<String, usize>,
+    /// Skills with `always` set, so retrieval need not look at every skill per request.
+    always_on: Vec<usize>,
     problems: Vec<Finding>,
     index: Index,
 }
@@ -108,6 +111,15 @@ impl Library {
 
     /// Build from parsed skills; the first of two with the same name wins.
     pub fn from_skills(skills: Vec<Skill>, problems: Vec<Finding>) -> Library {
+        Library::from_skills_with(skills, problems, Analyzer::new())
+    }
+
+    /// Same, with a non-default analyzer (for measuring alternatives).
+    pub fn from_skills_with(
+        skills: Vec<Skill>,
+        problems: Vec<Finding>,
+        analyzer: Analyzer,
+    ) -> Library {
         let mut by_name = HashMap::new();
         let mut kept: Vec<Arc<Skill>> = Vec::new();
         for skill in skills {
@@ -117,10 +129,12 @@ impl Library {
             by_name.insert(skill.name.clone(), kept.len());
             kept.push(Arc::new(skill));
         }
-        let index = Index::build(&kept);
+        let index = Index::build_with(&kept, analyzer);
+        let always_on = (0..kept.len()).filter(|i| kept[*i].always()).collect();
         Library {
             skills: kept,
             by_name,
+            always_on,
             problems,
             index,
         }
@@ -132,6 +146,16 @@ impl Library {
 
     pub fn get(&self, name: &str) -> Option<&Arc<Skill>> {
         self.by_name.get(name).map(|i| &self.skills[*i])
+    }
+
+    /// Position of a skill in `skills()`.
+    pub fn position(&self, name: &str) -> Option<usize> {
+        self.by_name.get(name).copied()
+    }
+
+    /// Positions of the skills marked always-on in their metadata.
+    pub fn always_on(&self) -> &[usize] {
+        &self.always_on
     }
 
     pub fn skills(&self) -> &[Arc<Skill>] {
@@ -181,6 +205,38 @@ mod tests {
         let categories: std::collections::HashSet<&str> =
             lib.skills().iter().map(|s| s.category.as_str()).collect();
         assert!(categories.len() >= 8, "{categories:?}");
+    }
+
+    #[test]
+    fn a_users_chinese_skill_is_found_by_chinese_and_english_requests() {
+        use crate::retrieve::{RetrievalConfig, States, retrieve};
+        let dir = tempfile::tempdir().unwrap();
+        write(
+            dir.path(),
+            "brew-oolong-tea",
+            "---\nname: brew-oolong-tea\ndescription: 冲泡乌龙茶的方法：水温、投茶量和出汤时间。\nmetadata:\n  metaclaw:\n    triggers:\n      en:\n        - \"how hot should the water be for oolong\"\n        - \"steeping time for oolong tea leaves\"\n---\n# 冲泡乌龙茶\n\n1. 水温九十五度，先温杯。\n2. 投茶量七克，第一泡洗茶。\n3. 出汤时间从十秒开始，每泡增加五秒。\n",
+        );
+        let lib = Library::load(&Sources {
+            user_dir: Some(dir.path().to_owned()),
+            bundled: true,
+        });
+        assert!(lib.get("brew-oolong-tea").is_some(), "{:?}", lib.problems());
+        let cfg = RetrievalConfig::default();
+        for request in [
+            "乌龙茶的水温应该是多少度？",
+            "泡乌龙茶每一泡出汤要多久",
+            "what water temperature and steeping time for oolong tea?",
+        ] {
+            let r = retrieve(&lib, &States::new(), request, &cfg, None);
+            assert_eq!(
+                r.injected_names().first(),
+                Some(&"brew-oolong-tea"),
+                "{request}: {:#?}",
+                r.candidates
+            );
+        }
+        let r = retrieve(&lib, &States::new(), "今天天气不错", &cfg, None);
+        assert!(r.injected_names().is_empty(), "{:?}", r.injected_names());
     }
 
     #[test]

@@ -30,6 +30,17 @@ const SCAFFOLD_TAILS: &[&str] = &["<memory-context>"];
 const SIDE_REQUEST_STARTS: &[&str] = &["Managed memory directory:"];
 /// Below this many words a message ("yes, do it") borrows context from the previous ones.
 const SHORT_QUERY_WORDS: usize = 8;
+
+/// Words in `text`, counting two CJK characters as a word (they have no spaces; "好的，就这样"
+/// is short, "帮我把这个函数重构一下，拆成几个小函数" is not).
+fn word_count(text: &str) -> usize {
+    text.split_whitespace()
+        .map(|w| {
+            let cjk = w.chars().filter(|c| crate::analyzer::is_cjk(*c)).count();
+            if cjk == 0 { 1 } else { cjk.div_ceil(2) }
+        })
+        .sum()
+}
 const MAX_QUERY_CHARS: usize = 2000;
 
 /// The text parts of a message's content, each with the agent's scaffolding removed.
@@ -191,7 +202,7 @@ pub fn from_messages(messages: &[Value]) -> String {
     };
     let mut query = last.clone();
     let mut i = texts.len() - 1;
-    while query.split_whitespace().count() < SHORT_QUERY_WORDS && i > 0 {
+    while word_count(&query) < SHORT_QUERY_WORDS && i > 0 {
         i -= 1;
         query = format!("{}\n{query}", texts[i]);
     }
@@ -268,6 +279,24 @@ mod tests {
         ]);
         let q = from_messages(messages.as_array().unwrap());
         assert!(q.contains("cron job") && q.ends_with("staging too"), "{q}");
+    }
+
+    #[test]
+    fn chinese_requests_are_long_enough_on_their_own() {
+        let messages = json!([
+            {"role": "user", "content": "每天晚上备份数据库"},
+            {"role": "assistant", "content": "好的"},
+            {"role": "user", "content": "帮我把这个函数重构一下，拆成几个小函数"}
+        ]);
+        assert_eq!(
+            from_messages(messages.as_array().unwrap()),
+            "帮我把这个函数重构一下，拆成几个小函数"
+        );
+        let messages = json!([
+            {"role": "user", "content": "每天晚上备份数据库"},
+            {"role": "user", "content": "好的，就这样"}
+        ]);
+        assert!(from_messages(messages.as_array().unwrap()).starts_with("每天晚上备份数据库"));
     }
 
     #[test]

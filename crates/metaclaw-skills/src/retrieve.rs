@@ -41,8 +41,8 @@ impl Default for RetrievalConfig {
             mode: Mode::Bm25,
             top_k: 6,
             task_specific_top_k: 10,
-            min_score: 8.0,
-            relative_threshold: 0.5,
+            min_score: 7.0,
+            relative_threshold: 0.4,
             min_similarity: 0.35,
             token_budget: 2000,
         }
@@ -191,8 +191,19 @@ pub fn retrieve(
         }
     };
 
-    // Pinned and always-on skills come first and ignore the budget.
-    for (doc, s) in lib.skills().iter().enumerate() {
+    // Pinned and always-on skills come first, in library order, and ignore the budget. Only
+    // they are looked at: a request costs nothing per skill in the bank here.
+    let mut first: Vec<usize> = lib.always_on().to_vec();
+    first.extend(
+        states
+            .iter()
+            .filter(|(_, st)| st.pinned)
+            .filter_map(|(name, _)| lib.position(name)),
+    );
+    first.sort_unstable();
+    first.dedup();
+    for doc in first {
+        let s = &lib.skills()[doc];
         let st = state(&s.name);
         if st.enabled && (st.pinned || s.always()) {
             budget = budget.saturating_sub(s.token_estimate());
@@ -299,6 +310,52 @@ mod tests {
             None,
         );
         assert!(r.injected_names().is_empty(), "{:#?}", r.injected_names());
+    }
+
+    /// One request per language the bank's trigger phrases cover; none of them shares a
+    /// word with the English description, so each needs CJK bigrams or stemming plus the
+    /// trigger field.
+    #[test]
+    fn requests_in_other_languages_reach_their_skill() {
+        let lib = bank();
+        let cfg = RetrievalConfig::default();
+        for (request, skill) in [
+            ("帮我审查一下这个合并请求", "review-a-pull-request"),
+            ("服务的内存一直涨，最后被OOM杀掉了", "debug-memory-leaks"),
+            (
+                "mis pruebas a veces pasan y a veces fallan sin cambiar nada",
+                "fix-flaky-tests",
+            ),
+            (
+                "schreib eine E-Mail an den Kunden wegen der Verzögerung",
+                "write-clear-emails",
+            ),
+            ("議事録をまとめてください", "meeting-summaries"),
+            (
+                "résume ce rapport, les points clés seulement",
+                "summarize-long-documents",
+            ),
+        ] {
+            let r = retrieve(&lib, &States::new(), request, &cfg, None);
+            assert_eq!(
+                r.injected_names().first(),
+                Some(&skill),
+                "{request}: {:#?}",
+                &r.candidates[..r.candidates.len().min(3)]
+            );
+        }
+        for small_talk in [
+            "谢谢，今天就到这里",
+            "¿qué tal el fin de semana?",
+            "おはようございます",
+        ] {
+            let r = retrieve(&lib, &States::new(), small_talk, &cfg, None);
+            assert!(
+                r.injected_names().is_empty(),
+                "{small_talk}: {:?}",
+                r.injected_names()
+            );
+        }
     }
 
     #[test]

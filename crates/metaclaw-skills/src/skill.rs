@@ -163,6 +163,31 @@ impl Skill {
         .any(|v| v.as_bool() == Some(true))
     }
 
+    /// Trigger phrases: requests this skill is for, in the words and languages users write
+    /// them in. `metadata.metaclaw.triggers` is a list of phrases or a map from a language
+    /// code to a list (or one phrase). They live under `metadata` so the file stays valid
+    /// for Agent Skills validators, and one phrase a line so upstream's line parser ignores
+    /// them. Anything else there is ignored, not an error.
+    pub fn triggers(&self) -> Vec<String> {
+        fn phrases(v: &Value, out: &mut Vec<String>) {
+            match v {
+                Value::String(s) if !s.trim().is_empty() => out.push(s.trim().to_owned()),
+                Value::Array(items) => items.iter().for_each(|i| phrases(i, out)),
+                Value::Object(by_language) => by_language.values().for_each(|i| phrases(i, out)),
+                _ => {}
+            }
+        }
+        let mut out = Vec::new();
+        if let Some(v) = self
+            .frontmatter
+            .get("metadata")
+            .and_then(|m| m.pointer("/metaclaw/triggers"))
+        {
+            phrases(v, &mut out);
+        }
+        out
+    }
+
     /// `disable-model-invocation: true` hides a skill from automatic injection.
     pub fn auto_invocation_disabled(&self) -> bool {
         self.frontmatter

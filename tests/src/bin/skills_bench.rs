@@ -1,4 +1,6 @@
 //! Retrieval latency over generated banks of 1k and 10k skills (BM25F, the default mode).
+//! Each generated skill has trigger phrases in Latin-script words and in Chinese characters,
+//! like the bundled bank, and queries come in English-like and Chinese forms.
 //!
 //! `cargo run --release -p metaclaw-tests --bin skills-bench`
 
@@ -35,12 +37,29 @@ fn words(rng: &mut Lcg, vocab: &[String], n: usize) -> String {
         .join(" ")
 }
 
+/// Chinese text: characters from the 3,000 after U+4E00, with the same skew.
+fn hanzi(rng: &mut Lcg, n: usize) -> String {
+    (0..n)
+        .map(|_| {
+            let u = (rng.next() % 1_000_000) as f64 / 1_000_000.0;
+            char::from_u32(0x4E00 + ((u * u) * 3000.0) as u32).unwrap_or('中')
+        })
+        .collect()
+}
+
 fn bank(n: usize, vocab: &[String]) -> Library {
     let mut rng = Lcg(n as u64);
     let skills = (0..n)
         .map(|i| {
+            let mut triggers = String::new();
+            for _ in 0..12 {
+                triggers.push_str(&format!("        - \"{}\"\n", words(&mut rng, vocab, 6)));
+            }
+            for _ in 0..4 {
+                triggers.push_str(&format!("        - \"{}\"\n", hanzi(&mut rng, 7)));
+            }
             let text = format!(
-                "---\nname: skill-{i}\ndescription: \"Use when {}\"\ncategory: coding\n---\n{}\n",
+                "---\nname: skill-{i}\ndescription: \"Use when {}\"\ncategory: coding\nmetadata:\n  metaclaw:\n    triggers:\n      any:\n{triggers}---\n{}\n",
                 words(&mut rng, vocab, 30),
                 words(&mut rng, vocab, 220)
             );
@@ -66,8 +85,20 @@ fn main() {
         let lib = bank(n, &vocab);
         let build = started.elapsed();
         let mut rng = Lcg(7);
-        for (label, len) in [("short (12 words)", 12), ("long (300 words)", 300)] {
-            let queries: Vec<String> = (0..500).map(|_| words(&mut rng, &vocab, len)).collect();
+        for (label, len) in [
+            ("short (12 words)", 12),
+            ("long (300 words)", 300),
+            ("Chinese (20 characters)", 0),
+        ] {
+            let queries: Vec<String> = (0..500)
+                .map(|_| {
+                    if len == 0 {
+                        hanzi(&mut rng, 20)
+                    } else {
+                        words(&mut rng, &vocab, len)
+                    }
+                })
+                .collect();
             let mut times: Vec<f64> = queries
                 .iter()
                 .map(|q| {

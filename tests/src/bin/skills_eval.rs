@@ -1,112 +1,254 @@
-//! Retrieval quality of the bundled bank on the labelled set in tests/fixtures/skills_eval.jsonl:
-//! recall@3, MRR and false injections for the template, bm25 and embedding modes.
+//! Retrieval quality of the bundled bank on the labelled sets in tests/fixtures/retrieval/:
+//! recall@1, recall@3, MRR and false injections per part (tuning, own held-out, independent
+//! held-out when present), overall, per language and per kind of request.
 //!
-//! `cargo run -p metaclaw-tests --bin skills-eval [-- --sweep]`
-//! Embedding mode runs against the mock upstream's fake `/v1/embeddings` (hash vectors): it
-//! checks the mechanics (caching, fusion, fallback), not semantic quality.
+//! `cargo run -p metaclaw-tests --bin skills-eval [-- --options] [--modes] [--sweep] [--misses]`
+//! - `--options` compares the analyzers and the trigger field (the choices behind the default);
+//! - `--modes` adds template mode and embedding mode, which runs against the mock upstream's
+//!   fake `/v1/embeddings` (hash vectors): it checks the mechanics, not semantic quality;
+//! - `--sweep` varies the thresholds **on the tuning part only**;
+//! - `--misses` lists the misses of the tuning part;
+//! - `--tune-only` reports nothing about the held-out parts (for working on retrieval).
 
 use std::time::Duration;
 
 use anyhow::Result;
-use metaclaw_skills::{Embedder, Library, Mode, RetrievalConfig, Sources};
-use metaclaw_tests::eval::{MemoryCache, Metrics, load_cases, run, score};
+use metaclaw_skills::{
+    Analyzer, AnalyzerOptions, Cjk, Embedder, Library, Mode, RetrievalConfig, Skill, Sources,
+};
+use metaclaw_tests::eval::{
+    Case, MemoryCache, Metrics, breakdown, fixtures_dir, load_cases, non_english, run, score,
+    score_refs,
+};
 use metaclaw_tests::mock_upstream::MockUpstream;
+
+const HEADER: &str = "| | cases (with skill / none) | recall@1 | recall@3 | MRR | false injection | skills / query |\n|---|---|---|---|---|---|---|";
 
 fn row(name: &str, m: Metrics) -> String {
     format!(
-        "| {name} | {:.3} | {:.3} | {:.1}% | {:.2} | {:.2} |",
+        "| {name} | {} / {} | {:.3} | {:.3} | {:.3} | {:.1}% | {:.2} |",
+        m.with,
+        m.without,
+        m.recall_at_1,
         m.recall_at_3,
         m.mrr,
         m.false_injection * 100.0,
-        m.irrelevant_per_query,
         m.mean_injected
     )
 }
 
-#[tokio::main(flavor = "current_thread")]
-async fn main() -> Result<()> {
-    let sweep = std::env::args().any(|a| a == "--sweep");
-    let verbose = std::env::args().any(|a| a == "--misses");
-    let cases = load_cases()?;
+fn report(part: &str, cases: &[Case], got: &[Vec<String>]) {
+    println!("\n### {part}\n\n{HEADER}");
+    println!("{}", row("all", score(cases, got)));
+    let (c, g) = non_english(cases, got);
+    println!("{}", row("non-English", score_refs(&c, &g)));
+    for (lang, m) in breakdown(cases, got, |c| &c.lang) {
+        println!("{}", row(&format!("lang {lang}"), m));
+    }
+    for (kind, m) in breakdown(cases, got, |c| &c.kind) {
+        println!("{}", row(&format!("kind {kind}"), m));
+    }
+}
+
+/// The bundled bank with its trigger phrases removed, to measure what they add.
+fn without_triggers(analyzer: Analyzer) -> Library {
     let lib = Library::load(&Sources {
         user_dir: None,
         bundled: true,
     });
-    let with = cases.iter().filter(|c| !c.expected.is_empty()).count();
-    println!(
-        "{} cases ({} with an expected skill, {} with none), {} skills\n",
-        cases.len(),
-        with,
-        cases.len() - with,
-        lib.len()
-    );
-    println!(
-        "| mode | recall@3 | MRR | false injection (no-skill queries) | irrelevant skills / query | skills / query |"
-    );
-    println!("|---|---|---|---|---|---|");
-    let base = RetrievalConfig::default();
-    let template = RetrievalConfig {
-        mode: Mode::Template,
-        ..base.clone()
+    let skills: Vec<Skill> = lib
+        .skills()
+        .iter()
+        .map(|s| {
+            let mut s = Skill::clone(s);
+            if let Some(m) = s
+                .frontmatter
+                .get_mut("metadata")
+                .and_then(|m| m.get_mut("metaclaw"))
+                .and_then(|m| m.as_object_mut())
+            {
+                m.shift_remove("triggers");
+            }
+            s
+        })
+        .collect();
+    Library::from_skills_with(skills, Vec::new(), analyzer)
+}
+
+fn bundled_with(analyzer: Analyzer) -> Library {
+    let lib = Library::load(&Sources {
+        user_dir: None,
+        bundled: true,
+    });
+    let skills = lib.skills().iter().map(|s| Skill::clone(s)).collect();
+    Library::from_skills_with(skills, Vec::new(), analyzer)
+}
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> Result<()> {
+    let flag = |f: &str| std::env::args().any(|a| a == f);
+    let dir = fixtures_dir();
+    let tune = load_cases(&dir.join("tune.jsonl"))?;
+    let heldout = load_cases(&dir.join("heldout.jsonl"))?;
+    let independent_path = dir.join("heldout_independent.jsonl");
+    let independent = if independent_path.exists() {
+        Some(load_cases(&independent_path)?)
+    } else {
+        None
     };
+    let lib = Library::load(&Sources {
+        user_dir: None,
+        bundled: true,
+    });
+    let cfg = RetrievalConfig::default();
     println!(
-        "{}",
-        row(
-            "template",
-            score(&cases, &run(&lib, &cases, &template, None).await?)
-        )
+        "{} skills; bm25 (default), min_score {}, relative {}",
+        lib.len(),
+        cfg.min_score,
+        cfg.relative_threshold
     );
-    let bm25_results = run(&lib, &cases, &base, None).await?;
-    println!("{}", row("bm25", score(&cases, &bm25_results)));
+    let tune_got = run(&lib, &tune, &cfg, None).await?;
+    report("tuning part (tune.jsonl)", &tune, &tune_got);
+    let tune_only = flag("--tune-only");
+    if !tune_only {
+        let got = run(&lib, &heldout, &cfg, None).await?;
+        report("own held-out part (heldout.jsonl)", &heldout, &got);
+    }
+    if let Some(cases) = independent.as_ref().filter(|_| !tune_only) {
+        let got = run(&lib, cases, &cfg, None).await?;
+        report(
+            "independent held-out (heldout_independent.jsonl)",
+            cases,
+            &got,
+        );
+    }
 
-    let mock = MockUpstream::start().await?;
-    let embedder = Embedder::new(
-        &mock.openai_base(),
-        "",
-        "fake-embed",
-        Duration::from_secs(5),
-    )
-    .map_err(anyhow::Error::msg)?;
-    let cache = MemoryCache::default();
-    let emb_cfg = RetrievalConfig {
-        mode: Mode::Embedding,
-        ..base.clone()
-    };
-    let emb = run(&lib, &cases, &emb_cfg, Some((&embedder, &cache))).await;
-    mock.stop().await;
-    println!(
-        "{}",
-        row(
-            "embedding (fake vectors, RRF with bm25)",
-            score(&cases, &emb?)
+    print_agent_scaffolding(&lib, &tune)?;
+
+    if flag("--options") {
+        println!("\n### Options (tuning part / own held-out)\n\n{HEADER}");
+        let english = AnalyzerOptions {
+            cjk: Cjk::Ignore,
+            multilingual_stems: false,
+        };
+        let bigrams = AnalyzerOptions::default();
+        let uni = AnalyzerOptions {
+            cjk: Cjk::UnigramsAndBigrams,
+            ..bigrams
+        };
+        let english_stems = AnalyzerOptions {
+            multilingual_stems: false,
+            ..bigrams
+        };
+        let variants: Vec<(&str, Library)> = vec![
+            (
+                "English analyzer, no triggers (before)",
+                without_triggers(Analyzer::with_options(english)),
+            ),
+            (
+                "CJK bigrams + 4 stemmers, no triggers",
+                without_triggers(Analyzer::with_options(bigrams)),
+            ),
+            (
+                "English analyzer + triggers",
+                bundled_with(Analyzer::with_options(english)),
+            ),
+            (
+                "CJK bigrams + English stems + triggers",
+                bundled_with(Analyzer::with_options(english_stems)),
+            ),
+            (
+                "CJK uni+bigrams + 4 stemmers + triggers",
+                bundled_with(Analyzer::with_options(uni)),
+            ),
+            (
+                "CJK bigrams + 4 stemmers + triggers (default)",
+                bundled_with(Analyzer::with_options(bigrams)),
+            ),
+        ];
+        for (name, lib) in &variants {
+            let mut parts: Vec<(&str, &Vec<Case>)> = vec![("tune", &tune)];
+            if !tune_only {
+                parts.push(("held-out", &heldout));
+            }
+            for (part, cases) in parts {
+                let got = run(lib, cases, &cfg, None).await?;
+                println!("{}", row(&format!("{name}, {part}"), score(cases, &got)));
+                let (c, g) = non_english(cases, &got);
+                println!(
+                    "{}",
+                    row(&format!("{name}, {part}, non-English"), score_refs(&c, &g))
+                );
+            }
+        }
+    }
+
+    if flag("--modes") {
+        println!("\n### Modes (tuning part)\n\n{HEADER}");
+        let template = RetrievalConfig {
+            mode: Mode::Template,
+            ..cfg.clone()
+        };
+        println!(
+            "{}",
+            row(
+                "template",
+                score(&tune, &run(&lib, &tune, &template, None).await?)
+            )
+        );
+        println!("{}", row("bm25", score(&tune, &tune_got)));
+        let mock = MockUpstream::start().await?;
+        let embedder = Embedder::new(
+            &mock.openai_base(),
+            "",
+            "fake-embed",
+            Duration::from_secs(5),
         )
-    );
+        .map_err(anyhow::Error::msg)?;
+        let cache = MemoryCache::default();
+        let emb_cfg = RetrievalConfig {
+            mode: Mode::Embedding,
+            ..cfg.clone()
+        };
+        let emb = run(&lib, &tune, &emb_cfg, Some((&embedder, &cache))).await;
+        mock.stop().await;
+        println!(
+            "{}",
+            row(
+                "embedding (fake vectors, RRF with bm25)",
+                score(&tune, &emb?)
+            )
+        );
+    }
 
-    print_agent_scaffolding(&lib, &cases)?;
-
-    if verbose {
-        println!("\nbm25 misses:");
-        for (case, got) in cases.iter().zip(&bm25_results) {
+    if flag("--misses") {
+        println!("\ntuning-part misses:");
+        for (case, got) in tune.iter().zip(&tune_got) {
             let hit = case
                 .expected
                 .iter()
                 .any(|e| got.iter().take(3).any(|g| g == e));
             if (case.expected.is_empty() && !got.is_empty()) || (!case.expected.is_empty() && !hit)
             {
-                println!("  {}: expected {:?}, got {:?}", case.id, case.expected, got);
+                let q = metaclaw_skills::query::from_messages(&case.messages);
+                let q: String = q.chars().take(90).collect();
+                println!(
+                    "  {} [{}] {q:?}: expected {:?}, got {:?}",
+                    case.id, case.lang, case.expected, got
+                );
             }
         }
     }
-    if sweep {
-        println!("\nbm25 threshold sweep (min_score / relative):");
-        for min_score in [2.0f32, 4.0, 6.0, 8.0, 10.0, 12.0] {
+    if flag("--sweep") {
+        println!("\nthreshold sweep on the tuning part (min_score / relative):\n\n{HEADER}");
+        for min_score in [4.0f32, 6.0, 8.0, 10.0, 12.0, 14.0] {
             for rel in [0.3f32, 0.5, 0.7] {
-                let cfg = RetrievalConfig {
+                let c = RetrievalConfig {
                     min_score,
                     relative_threshold: rel,
-                    ..base.clone()
+                    ..cfg.clone()
                 };
-                let m = score(&cases, &run(&lib, &cases, &cfg, None).await?);
+                let m = score(&tune, &run(&lib, &tune, &c, None).await?);
                 println!("{}", row(&format!("min {min_score} rel {rel}"), m));
             }
         }
@@ -114,9 +256,9 @@ async fn main() -> Result<()> {
     Ok(())
 }
 
-/// bm25 recall@3 on the plain cases, bare and wrapped in each agent's recorded scaffolding
+/// bm25 recall@3 on the tuning part, bare and wrapped in each agent's recorded scaffolding
 /// (tests/fixtures/agents/).
-fn print_agent_scaffolding(lib: &Library, cases: &[metaclaw_tests::eval::Case]) -> Result<()> {
+fn print_agent_scaffolding(lib: &Library, cases: &[Case]) -> Result<()> {
     use metaclaw_tests::agents::{load_all, scaffold_recall};
     println!("\n| agent scaffolding | cases | recall@3 bare | recall@3 wrapped | same skills |");
     println!("|---|---|---|---|---|");
