@@ -200,7 +200,11 @@ impl Finished {
             api: dialect,
             stream: self.stream,
             model,
-            request: Value::Object(self.request.body),
+            request: {
+                let mut body = self.request.body;
+                crate::hooks::strip_user_injection(&mut body);
+                Value::Object(body)
+            },
             response: assembled.response,
             status,
             http_status: self.http_status,
