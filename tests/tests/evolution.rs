@@ -38,6 +38,8 @@ fn chat(messages: Value) -> Value {
     json!({"model": "m", "messages": messages})
 }
 
+/// What the last agent request carried to the upstream (skills go beside the newest user
+/// turn by default, `skills.placement: user`).
 fn system_sent(h: &Harness) -> String {
     let last = h
         .mock
@@ -48,10 +50,7 @@ fn system_sent(h: &Harness) -> String {
             r.path == "/v1/chat/completions" && !r.body.to_string().contains("## Existing skills")
         })
         .unwrap();
-    last.body["messages"][0]["content"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned()
+    last.body["messages"].to_string()
 }
 
 #[tokio::test]

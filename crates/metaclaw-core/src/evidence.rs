@@ -233,7 +233,8 @@ pub fn duplicates(library: &Library) -> Vec<DuplicatePair> {
         .iter()
         .map(|s| {
             index
-                .tokenize(&format!("{} {}", s.description, s.body))
+                .analyzer()
+                .terms(&format!("{} {}", s.description, s.body))
                 .into_iter()
                 .collect()
         })

@@ -167,6 +167,47 @@ impl PreparedRequest {
     }
 }
 
+/// Blocks MetaClaw injects start with this (the skills block's `<!-- metaclaw:skills -->`).
+const INJECTED_MARK: &str = "<!-- metaclaw:";
+
+/// The request as the agent sent it, for the turn log: a block `insert_skills` added to the
+/// newest user message is taken out again, so recorded user text (the dashboard, skill
+/// distillation) holds the user's words only; what was injected is kept in `injected`.
+pub(crate) fn strip_user_injection(body: &mut Map<String, Value>) {
+    let items = match body.get_mut("messages") {
+        Some(Value::Array(m)) => m,
+        _ => match body.get_mut("input") {
+            Some(Value::Array(items)) => items,
+            _ => return,
+        },
+    };
+    let Some(last) = items
+        .iter_mut()
+        .rev()
+        .find(|m| m.get("role").and_then(Value::as_str) == Some("user"))
+    else {
+        return;
+    };
+    match last.get_mut("content") {
+        Some(Value::String(s)) => {
+            if let Some(at) = s.rfind(&format!("\n\n{INJECTED_MARK}")) {
+                s.truncate(at);
+            }
+        }
+        Some(Value::Array(parts)) => {
+            let injected = |p: &Value| {
+                p.get("text")
+                    .and_then(Value::as_str)
+                    .is_some_and(|t| t.starts_with(INJECTED_MARK))
+            };
+            if parts.last().is_some_and(injected) {
+                parts.pop();
+            }
+        }
+        _ => {}
+    }
+}
+
 fn append_to_content(message: &mut Value, text: &str) {
     match message.get_mut("content") {
         Some(Value::String(s)) => {
@@ -284,12 +325,18 @@ mod tests {
             {"role": "assistant", "content": "ok"},
             {"role": "user", "content": [prompt.clone()]}]});
         let mut r = req(ClientApi::Messages, body.clone());
-        r.insert_skills("SKILLS", Placement::User);
+        r.insert_skills("<!-- metaclaw:skills -->S", Placement::User);
         assert_eq!(r.body["system"], body["system"]);
         assert_eq!(r.body["messages"][0], body["messages"][0]);
         assert_eq!(
             r.body["messages"][2]["content"],
-            json!([prompt, {"type": "text", "text": "SKILLS"}])
+            json!([prompt, {"type": "text", "text": "<!-- metaclaw:skills -->S"}])
+        );
+        strip_user_injection(&mut r.body);
+        assert_eq!(
+            Value::Object(r.body.clone()),
+            body,
+            "recorded as sent by the agent"
         );
         let mut r = req(
             ClientApi::ChatCompletions,
@@ -298,9 +345,14 @@ mod tests {
                 {"role": "assistant", "content": null, "tool_calls": []},
                 {"role": "tool", "tool_call_id": "c", "content": "out"}]}),
         );
-        r.insert_skills("SKILLS", Placement::User);
+        r.insert_skills("<!-- metaclaw:skills -->S", Placement::User);
         assert_eq!(r.body["messages"][0]["content"], "agent");
-        assert_eq!(r.body["messages"][1]["content"], "hi there\n\nSKILLS");
+        assert_eq!(
+            r.body["messages"][1]["content"],
+            "hi there\n\n<!-- metaclaw:skills -->S"
+        );
+        strip_user_injection(&mut r.body);
+        assert_eq!(r.body["messages"][1]["content"], "hi there");
         let mut r = req(
             ClientApi::ChatCompletions,
             json!({"messages": [{"role": "system", "content": "a"}]}),

@@ -218,7 +218,12 @@ impl Finished {
             api: dialect,
             stream: self.stream,
             model,
-            request: Value::Object(request),
+            // The user's words as sent, without the skills block placed beside them.
+            request: {
+                let mut body = request;
+                crate::hooks::strip_user_injection(&mut body);
+                Value::Object(body)
+            },
             response: assembled.response,
             status,
             http_status: self.http_status,
