@@ -360,6 +360,8 @@ pub fn scaffold_recall(
             id: c.id.clone(),
             messages: c.messages.clone(),
             expected: c.expected.clone(),
+            lang: c.lang.clone(),
+            kind: c.kind.clone(),
         })
         .collect();
     let bare_bodies: Vec<Map<String, Value>> = plain
@@ -391,15 +393,16 @@ pub fn prefix_shares(
     placement: metaclaw_config::Placement,
 ) -> Vec<f64> {
     let cfg = metaclaw_skills::RetrievalConfig::default();
-    let dialect = match fixture.api {
-        AgentApi::Anthropic => metaclaw_domain::Dialect::Anthropic,
-        AgentApi::Chat | AgentApi::Responses => metaclaw_domain::Dialect::OpenAi,
+    let api = match fixture.api {
+        AgentApi::Anthropic => metaclaw_proxy::ClientApi::Messages,
+        AgentApi::Chat => metaclaw_proxy::ClientApi::ChatCompletions,
+        AgentApi::Responses => metaclaw_proxy::ClientApi::Responses,
     };
     let mut previous: Option<Vec<u8>> = None;
     let mut shares = Vec::new();
     for body in fixture.session() {
         let mut request = metaclaw_proxy::PreparedRequest {
-            dialect,
+            api,
             body,
             injected: Vec::new(),
             skill_generation: None,

@@ -601,8 +601,11 @@ fn recorded_message(body: &Value) -> &str {
 /// provider said; and each is recorded as an upstream error.
 #[tokio::test]
 async fn recorded_provider_errors_reach_every_client_readable() {
-    // Scripts can name a recording by provider and status (the first of that pair).
-    let h = Harness::start().await;
+    // Scripts can name a recording by provider and status (the first of that pair). The
+    // harness's 2 s upstream limit is for the timeout tests; a loaded machine must not turn
+    // a recorded error into a timeout here.
+    let patient = |c: &mut metaclaw_config::Config| c.llm.timeout_seconds = 30;
+    let h = Harness::start_with(patient).await;
     h.mock.push(Behaviour::recorded("openrouter", 401));
     let resp = h.chat(&chat("x")).await;
     assert_eq!(resp.status(), 401);
@@ -611,9 +614,12 @@ async fn recorded_provider_errors_reach_every_client_readable() {
     h.stop().await;
 
     use metaclaw_tests::mock_upstream::recorded;
-    let openai_wire = Harness::start().await;
-    let anthropic_wire =
-        Harness::start_with(|c| c.llm.provider = metaclaw_config::LlmProvider::Anthropic).await;
+    let openai_wire = Harness::start_with(patient).await;
+    let anthropic_wire = Harness::start_with(|c| {
+        patient(c);
+        c.llm.provider = metaclaw_config::LlmProvider::Anthropic;
+    })
+    .await;
     let messages_body = |stream: bool| {
         json!({"model": "m", "max_tokens": 10, "stream": stream,
                "messages": [{"role": "user", "content": "x"}]})

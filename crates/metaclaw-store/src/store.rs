@@ -12,10 +12,10 @@ use rusqlite::Connection;
 
 use crate::backlog::{Backlog, DEFAULT_LIMIT_BYTES};
 use crate::error::{Result, StoreError};
-use crate::evidence::{self, EvidenceArm, OutcomeCounts};
 #[cfg(test)]
 use crate::evals::AdapterStatus;
 use crate::evals::{self, AdapterVersion, EvalOutcome, EvalPurpose, EvalRun};
+use crate::evidence::{self, EvidenceArm, OutcomeCounts};
 use crate::evolution_runs::{self, EvolutionRunRow, NewEvolutionRun};
 use crate::feedback::{self, Feedback};
 use crate::proposals::{self, NewProposal, ProposalRow, ProposalStatus};

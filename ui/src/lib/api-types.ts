@@ -246,6 +246,57 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/skill-health": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Evidence per skill (bad-outcome rate with and without it, 95% interval) and the skills that seem to hurt, are idle, overlap or get corrected */
+        get: operations["getSkillHealth"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/skills/{name}/revision": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Ask the evolver to revise a skill from the conversations where it was followed by corrections; files a pending proposal with a diff */
+        post: operations["reviseSkill"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/skills/{name}/merge": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Ask the evolver to merge another skill into this one; files a pending proposal (approving it disables the other skill) */
+        post: operations["mergeSkills"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/proposals": {
         parameters: {
             query?: never;
@@ -427,6 +478,76 @@ export interface paths {
         get: operations["getRl"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/rollouts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The running or last rollout or evaluation: progress, learning curve, report */
+        get: operations["getJob"];
+        put?: never;
+        /** Start a task rollout through the proxy (episodes, verifier rewards, training steps, learning curve) */
+        post: operations["startRollout"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/evals": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Stored evaluation runs (asked for, learning-curve points, gate checks) */
+        get: operations["listEvals"];
+        put?: never;
+        /** Start an evaluation of a task split in one or more arms (never trained on or distilled) */
+        post: operations["startEval"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/adapters": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Adapter versions: gate figure, status (serving, kept, refused) and why */
+        get: operations["listAdapters"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/adapters/{step}/rollback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Serve an earlier adapter version again (training continues from it) */
+        post: operations["rollbackAdapter"];
         delete?: never;
         options?: never;
         head?: never;
@@ -731,6 +852,30 @@ export interface components {
         Ack: {
             ok: boolean;
         };
+        /** @description Where an adapter version stands. */
+        AdapterStatus: "serving" | "kept" | "refused";
+        /** @description A trained adapter. */
+        AdapterVersion: {
+            /**
+             * Format: uint64
+             * @description The training step that made it (0 = the weights before any step).
+             */
+            step: number;
+            /** Format: date-time */
+            created_at: string;
+            sampler_path: string | null;
+            state_path: string | null;
+            status: components["schemas"]["AdapterStatus"];
+            /**
+             * Format: double
+             * @description Success on the gate split, when it was evaluated.
+             */
+            eval_success: number | null;
+            /** Format: uint64 */
+            eval_trials: number | null;
+            /** @description Why it was refused, rolled back or promoted. */
+            reason: string | null;
+        };
         /**
          * @description What connecting an agent takes: the agents found on this machine, and the settings to
          *     give one by hand.
@@ -763,6 +908,18 @@ export interface components {
         ApproveInput: {
             /** @description The user's edited SKILL.md; the proposal's own text when absent or blank. */
             content?: string | null;
+        };
+        /** @description One arm's result. */
+        ArmReport: {
+            arm: string;
+            /** Format: int64 */
+            run_id: number;
+            /** Format: uint64 */
+            adapter_step: number | null;
+            success: components["schemas"]["SuccessRate"];
+            /** Format: double */
+            mean_score: number | null;
+            outcomes: components["schemas"]["EvalOutcome"][];
         };
         /** @description Whose credential the proxy sends upstream. */
         AuthMethod: "api_key" | "passthrough";
@@ -881,6 +1038,8 @@ export interface components {
          * @enum {string}
          */
         ClawType: "openclaw" | "copaw" | "ironclaw" | "picoclaw" | "zeroclaw" | "nanoclaw" | "nemoclaw" | "hermes" | "claude-code" | "codex" | "qwen-code" | "none";
+        /** @description What a skill's turns are compared with. */
+        Comparison: "candidate_not_injected" | "other_turns";
         Config: {
             /** @default skills_only */
             mode: components["schemas"]["Mode"];
@@ -892,7 +1051,8 @@ export interface components {
              *       "api_key": "",
              *       "timeout_seconds": 600,
              *       "auth_method": "api_key",
-             *       "oauth_token": ""
+             *       "oauth_token": "",
+             *       "responses_api": "auto"
              *     }
              */
             llm: components["schemas"]["LlmConfig"];
@@ -926,7 +1086,9 @@ export interface components {
              *         "api_key": "",
              *         "model": "text-embedding-3-small",
              *         "timeout_ms": 1500
-             *       }
+             *       },
+             *       "holdout_share": 0,
+             *       "evidence_min_turns": 20
              *     }
              */
             skills: components["schemas"]["SkillsConfig"];
@@ -956,11 +1118,15 @@ export interface components {
              *       "prm_max_new_tokens": 1024,
              *       "renderer_name": "",
              *       "tokenizer_path": "",
+             *       "tokenizer_hub_url": "",
              *       "wire_format": "auto",
              *       "checkpoint_every": 5,
              *       "save_weights_timeout_s": 200,
              *       "temperature": 0.7,
-             *       "max_new_tokens": 2048
+             *       "max_new_tokens": 2048,
+             *       "gate_split": "",
+             *       "gate_tolerance": 0.05,
+             *       "reward_combine": "verifier"
              *     }
              */
             rl: components["schemas"]["RlConfig"];
@@ -1032,6 +1198,29 @@ export interface components {
              * @default false
              */
             learning_paused: boolean;
+            /**
+             * @description Programmatic rollouts (upstream's keys): the task folder, the split, parallel
+             *     episodes and turns per episode.
+             * @default
+             */
+            openclaw_env_data_dir: string;
+            /** @default train */
+            openclaw_env_split: string;
+            /**
+             * Format: uint32
+             * @default 4
+             */
+            openclaw_env_concurrency: number;
+            /**
+             * Format: uint32
+             * @default 15
+             */
+            openclaw_env_max_steps: number;
+            /**
+             * @description Offer the agent a `run_command` tool in rollouts (sandboxed in the episode's folder).
+             * @default false
+             */
+            openclaw_env_allow_commands: boolean;
         };
         /** @description The configuration after a change. */
         ConfigChange: {
@@ -1079,6 +1268,49 @@ export interface components {
             /** Format: uint64 */
             pending_proposals: number;
         };
+        /** @description [`OutcomeCounts`] as the API shows them. */
+        Counts2: {
+            /** Format: uint64 */
+            turns: number;
+            /** Format: uint64 */
+            bad: number;
+            /** Format: uint64 */
+            thumbs_down: number;
+            /** Format: uint64 */
+            judged_bad: number;
+            /** Format: uint64 */
+            corrected: number;
+            /** Format: uint64 */
+            tool_error: number;
+        };
+        /** @description One point of the learning curve. */
+        CurvePoint: {
+            /**
+             * Format: uint32
+             * @description Training steps taken by this rollout so far.
+             */
+            round: number;
+            /**
+             * Format: uint64
+             * @description The adapter version that served the evaluation.
+             */
+            adapter_step: number | null;
+            success: components["schemas"]["SuccessRate"];
+            /**
+             * Format: double
+             * @description Mean verifier reward of the round's training samples.
+             */
+            train_reward: number | null;
+            /** Format: double */
+            loss: number | null;
+            /**
+             * Format: double
+             * @description Seconds the training step took (episodes, reward, step and gate; not the evaluation).
+             */
+            step_seconds: number | null;
+            /** @description What the gate said about the step's adapter. */
+            gate: string | null;
+        };
         DataInfo: {
             database_path: string;
             /**
@@ -1119,6 +1351,16 @@ export interface components {
         Dropped: {
             name: string;
             reason: string;
+        };
+        /** @description Two skills whose texts overlap so much that retrieval cannot tell them apart. */
+        DuplicatePair: {
+            a: string;
+            b: string;
+            /**
+             * Format: double
+             * @description Jaccard overlap of their vocabularies, 0..1.
+             */
+            similarity: number;
         };
         /** @description `skills.embedding`: an OpenAI-compatible `/v1/embeddings` endpoint. */
         EmbeddingConfig: {
@@ -1207,6 +1449,86 @@ export interface components {
         };
         /** @description The class of a failure. Stable: clients may match on it. */
         ErrorCode: ("unauthorized" | "forbidden" | "too_large" | "internal") | "bad_request" | "invalid_setting" | "invalid_skill" | "not_found" | "conflict" | "not_ready" | "unavailable" | "not_running" | "upstream";
+        /**
+         * @description The bad-outcome rates with and without a skill and their difference (with − without),
+         *     with its 95 % Newcombe interval.
+         */
+        Estimate: {
+            /** Format: double */
+            bad_rate_with: number;
+            /** Format: double */
+            bad_rate_without: number;
+            /** Format: double */
+            difference: number;
+            /** Format: double */
+            low: number;
+            /** Format: double */
+            high: number;
+        };
+        /** @description One task's outcome in an evaluation run. */
+        EvalOutcome: {
+            task_id: string;
+            session_id: string;
+            passed: boolean;
+            /** Format: double */
+            score: number;
+            answer: string;
+            detail: string;
+        };
+        /** @description Why an evaluation ran. */
+        EvalPurpose: "eval" | "curve" | "gate";
+        EvalReport: {
+            dir: string;
+            split: string;
+            arms: components["schemas"]["ArmReport"][];
+            problems: components["schemas"]["LineProblem"][];
+        };
+        /** @description What an evaluation is asked to do (`metaclaw eval`). */
+        EvalRequest: {
+            /** @default null */
+            dir: string | null;
+            /**
+             * @description Default `test`.
+             * @default null
+             */
+            split: string | null;
+            /**
+             * @description `current` (default), `skills-on`, `skills-off`, `base`, `previous`, `v<step>`.
+             * @default []
+             */
+            arms: string[];
+            /**
+             * Format: uint32
+             * @default null
+             */
+            concurrency: number | null;
+            /**
+             * Format: uint32
+             * @default null
+             */
+            max_steps: number | null;
+        };
+        /** @description One arm of an evaluation. */
+        EvalRun: {
+            /** Format: int64 */
+            id: number;
+            /** Format: date-time */
+            started_at: string;
+            /** Format: date-time */
+            finished_at: string | null;
+            task_dir: string;
+            split: string;
+            purpose: components["schemas"]["EvalPurpose"];
+            arm: string;
+            /** Format: uint64 */
+            adapter_step: number | null;
+            /** Format: uint64 */
+            successes: number;
+            /** Format: uint64 */
+            trials: number;
+            /** Format: double */
+            mean_score: number | null;
+        };
         /** @description Things that happened inside the core, broadcast to whoever listens (store, evolver, tray). */
         Event: {
             /** @constant */
@@ -1248,6 +1570,13 @@ export interface components {
             /** Format: uint64 */
             step: number;
             status: string;
+            /** Format: double */
+            progress: number | null;
+        } | {
+            /** @constant */
+            type: "rl_phase";
+            phase: string;
+            message: string | null;
             /** Format: double */
             progress: number | null;
         } | {
@@ -1314,6 +1643,15 @@ export interface components {
             id: components["schemas"]["SettingGroup"];
             label: string;
         };
+        /** @description Why a skill is listed for attention. */
+        HealthFlag: "hurts" | "idle" | "duplicate" | "corrected";
+        HealthQuery: {
+            /**
+             * Format: uint32
+             * @description Idle: not injected in this many days (default 30).
+             */
+            idle_days?: number | null;
+        };
         /** @description What the idle source reported. */
         IdleReading: {
             /** @constant */
@@ -1379,6 +1717,28 @@ export interface components {
             end: string;
         };
         /** @enum {string} */
+        JobKind: "rollout" | "eval";
+        /** @description The running (or last) rollout or evaluation, as the CLI and the Training page follow it. */
+        JobStatus: {
+            kind: components["schemas"]["JobKind"] | null;
+            running: boolean;
+            /** @description What it is doing, in words. */
+            phase: string;
+            /** Format: uint64 */
+            episodes_done: number;
+            /** Format: uint64 */
+            episodes_total: number;
+            /** Format: uint32 */
+            steps_done: number;
+            /** Format: uint32 */
+            steps_target: number | null;
+            curve: components["schemas"]["CurvePoint"][];
+            report: components["schemas"]["EvalReport"] | null;
+            problems: components["schemas"]["LineProblem"][];
+            warnings: string[];
+            error: string | null;
+        };
+        /** @enum {string} */
         Level: "warning" | "error";
         /**
          * @description The library as a whole: where user skills live, the bundled bank, and files that could
@@ -1399,6 +1759,12 @@ export interface components {
             skills: number;
             /** @description SKILL.md files with problems; errors mean the file was skipped. */
             problems: components["schemas"]["Finding"][];
+        };
+        /** @description A line that was skipped, and why. */
+        LineProblem: {
+            /** Format: uint */
+            line: number;
+            message: string;
         };
         LlmConfig: {
             /** @default custom */
@@ -1425,6 +1791,11 @@ export interface components {
              * @default
              */
             oauth_token: string;
+            /**
+             * @description Whether `/v1/responses` is forwarded as is or translated to chat completions.
+             * @default auto
+             */
+            responses_api: components["schemas"]["ResponsesApi"];
         };
         LlmPatch: {
             api_base?: string | null;
@@ -1455,6 +1826,10 @@ export interface components {
          * @enum {string}
          */
         LossFn: "importance_sampling" | "ppo" | "cispo";
+        MergeInput: {
+            /** @description The skill merged into this one; it is disabled when the proposal is approved. */
+            absorb: string;
+        };
         /** @description How the daemon serves and learns. */
         Mode: "skills_only" | "rl" | "auto";
         OpdConfig: {
@@ -1579,6 +1954,16 @@ export interface components {
         RejectInput: {
             reason?: string | null;
         };
+        /** @description A proposal made on request. */
+        RequestedProposal: {
+            /** Format: int64 */
+            proposal_id: number;
+            skill_name: string;
+            /** @description Conversations the evolver was shown (revisions only). */
+            sessions: string[];
+        };
+        /** @description Whether the upstream serves the OpenAI Responses API (`/v1/responses`). */
+        ResponsesApi: "auto" | "native" | "translate";
         Retrieval: {
             query: string;
             mode: components["schemas"]["RetrievalMethod"];
@@ -1595,6 +1980,8 @@ export interface components {
          * @enum {string}
          */
         RetrievalMode: "bm25" | "template" | "embedding";
+        /** @description How a task's verifier and the PRM judge make one reward when both scored a sample. */
+        RewardCombine: "verifier" | "mean" | "min";
         /** @description What rewards samples, in words for the status line. */
         RewardSources: "judge_and_feedback" | "feedback_only" | "teacher_and_feedback";
         RlConfig: {
@@ -1681,6 +2068,13 @@ export interface components {
              */
             tokenizer_path: string;
             /**
+             * @description Where tokenizers are downloaded from: a Hugging Face hub or a mirror of it (such as
+             *     hf-mirror.com where huggingface.co is out of reach); empty = `HF_ENDPOINT`, else
+             *     huggingface.co.
+             * @default
+             */
+            tokenizer_hub_url: string;
+            /**
              * @description Tinker request encoding for forward_backward.
              * @default auto
              */
@@ -1707,11 +2101,31 @@ export interface components {
              * @default 2048
              */
             max_new_tokens: number;
+            /**
+             * @description A split of the task folder a new adapter must not regress on before it serves; empty
+             *     = every trained adapter serves at once.
+             * @default
+             */
+            gate_split: string;
+            /**
+             * Format: double
+             * @description How much lower than the serving adapter's success on the gate split a new one may
+             *     score and still serve (0..1).
+             * @default 0.05
+             */
+            gate_tolerance: number;
+            /**
+             * @description How the verifier and the judge combine when both scored a sample.
+             * @default verifier
+             */
+            reward_combine: components["schemas"]["RewardCombine"];
         };
         RlStatus: {
             mode: components["schemas"]["Mode"];
             phase: components["schemas"]["Phase"];
             message: string | null;
+            /** @description The step under way while starting, when it can tell how far it is. */
+            progress: components["schemas"]["StartupProgress"] | null;
             /** @description Settings RL needs that are missing. */
             missing: string[];
             warnings: string[];
@@ -1744,6 +2158,54 @@ export interface components {
         RollbackInput: {
             /** Format: uint64 */
             version: number;
+        };
+        /** @description What a rollout is asked to do (`metaclaw rollout`, the Training page's Start button). */
+        RolloutRequest: {
+            /**
+             * @description The task folder; default `openclaw_env_data_dir`.
+             * @default null
+             */
+            dir: string | null;
+            /**
+             * @description Default `openclaw_env_split` (`train`).
+             * @default null
+             */
+            split: string | null;
+            /**
+             * Format: uint32
+             * @description Answers sampled per task, compared with each other (default `rl.group_size`).
+             * @default null
+             */
+            group: number | null;
+            /**
+             * Format: uint32
+             * @description Parallel episodes (default `openclaw_env_concurrency`).
+             * @default null
+             */
+            concurrency: number | null;
+            /**
+             * Format: uint32
+             * @description Turns per episode (default `openclaw_env_max_steps`).
+             * @default null
+             */
+            max_steps: number | null;
+            /**
+             * Format: uint32
+             * @description Repeat the split until this many training steps were taken; without it the split
+             *     runs once and the trainer takes it from there.
+             * @default null
+             */
+            steps: number | null;
+            /**
+             * @description Evaluate this split before the first and after every step (the learning curve).
+             * @default null
+             */
+            eval: string | null;
+            /**
+             * @description Offer the `run_command` tool (default `openclaw_env_allow_commands`).
+             * @default null
+             */
+            allow_commands: boolean | null;
         };
         /** @description What one distillation did. */
         RunReport: {
@@ -1977,10 +2439,65 @@ export interface components {
             content: string;
             problems: components["schemas"]["Problem"][];
         };
+        /** @description One skill's evidence. */
+        SkillEvidence: {
+            /** @description Turns it was injected into, and their bad outcomes. */
+            with: components["schemas"]["Counts2"];
+            /** @description The comparison turns (see `comparison`) and their bad outcomes. */
+            without: components["schemas"]["Counts2"];
+            comparison: components["schemas"]["Comparison"];
+            /**
+             * Format: uint64
+             * @description Of `without` when the comparison is the candidate turns: how many were held out
+             *     (the unbiased part) and how many ranked below the cut.
+             */
+            held_out: number;
+            /** Format: uint64 */
+            below_cut: number;
+            /** @description `None` when either side has fewer than the minimum turns. */
+            estimate: components["schemas"]["Estimate"] | null;
+            verdict: components["schemas"]["Verdict"];
+        };
         SkillFilter: {
             /** @description Words in the name or description. */
             q?: string | null;
             category?: string | null;
+        };
+        SkillHealthReport: {
+            /**
+             * Format: uint64
+             * @description Turns each side of a comparison needs (`skills.evidence_min_turns`).
+             */
+            min_turns: number;
+            /** Format: uint32 */
+            idle_days: number;
+            /**
+             * Format: date-time
+             * @description The oldest stored turn: nothing older can be judged.
+             */
+            log_since: string | null;
+            /**
+             * Format: double
+             * @description Share of eligible conversations a retrieved skill is withheld from.
+             */
+            holdout_share: number;
+            /** @description Every skill in effect; flagged ones first, then by name. */
+            skills: components["schemas"]["SkillHealthRow"][];
+            duplicates: components["schemas"]["DuplicatePair"][];
+        };
+        SkillHealthRow: {
+            name: string;
+            category: string;
+            enabled: boolean;
+            evidence: components["schemas"]["SkillEvidence"];
+            /** Format: date-time */
+            last_injected_at: string | null;
+            /**
+             * Format: double
+             * @description Corrections after its injections, as a share of them; `None` when never injected.
+             */
+            correction_rate: number | null;
+            flags: components["schemas"]["HealthFlag"][];
         };
         /** @description One skill as listed by the CLI and the dashboard. */
         SkillInfo: {
@@ -2075,13 +2592,13 @@ export interface components {
             /**
              * Format: double
              * @description BM25 score a skill needs to be injected at all (zero skills is a valid answer).
-             * @default 8
+             * @default 7
              */
             min_score: number;
             /**
              * Format: double
              * @description …and the fraction of the best match's score it needs.
-             * @default 0.5
+             * @default 0.4
              */
             relative_threshold: number;
             /**
@@ -2111,6 +2628,20 @@ export interface components {
              *     }
              */
             embedding: components["schemas"]["EmbeddingConfig"];
+            /**
+             * Format: double
+             * @description Share (0-0.5) of eligible turns in which a retrieved skill is withheld, the same way
+             *     throughout a conversation, so its evidence has an unbiased control group. 0 is off.
+             * @default 0
+             */
+            holdout_share: number;
+            /**
+             * Format: uint32
+             * @description Turns each side of a skill's comparison needs before the Skill health view gives an
+             *     estimate instead of "not enough data".
+             * @default 20
+             */
+            evidence_min_turns: number;
         };
         SleepStatus: {
             enabled: boolean;
@@ -2135,6 +2666,18 @@ export interface components {
             sleep: components["schemas"]["SleepStatus"];
             idle: components["schemas"]["IdleStatus"];
             calendar: components["schemas"]["CalendarStatus"];
+        };
+        /** @description A start-up step that takes a while and can say how far it is (the tokenizer download). */
+        StartupProgress: {
+            /** @description What is being fetched (`tokenizer.json of Qwen/Qwen3-8B`). */
+            what: string;
+            /** Format: uint64 */
+            done_bytes: number;
+            /**
+             * Format: uint64
+             * @description Unknown when the server sends no length.
+             */
+            total_bytes: number | null;
         };
         Status: {
             version: string;
@@ -2184,6 +2727,18 @@ export interface components {
             status: "paused";
             /** Format: uint64 */
             step: number;
+        };
+        SuccessRate: {
+            /** Format: uint64 */
+            successes: number;
+            /** Format: uint64 */
+            trials: number;
+            /** Format: double */
+            rate: number;
+            /** Format: double */
+            low: number;
+            /** Format: double */
+            high: number;
         };
         TestTarget: {
             target: components["schemas"]["Endpoint"];
@@ -2304,6 +2859,7 @@ export interface components {
             reachable: boolean | null;
             detail: string | null;
         };
+        Verdict: ("not_enough_data" | "no_clear_difference") | "seems_to_hurt" | "seems_to_help";
         /** @description How a skill version came about. */
         VersionAction: ("create" | "edit" | "rollback" | "delete") | "approve" | "undo";
         /**
@@ -2353,9 +2909,12 @@ export interface components {
     pathItems: never;
 }
 export type Ack = components['schemas']['Ack'];
+export type AdapterStatus = components['schemas']['AdapterStatus'];
+export type AdapterVersion = components['schemas']['AdapterVersion'];
 export type AgentSetup = components['schemas']['AgentSetup'];
 export type ApiError = components['schemas']['ApiError'];
 export type ApproveInput = components['schemas']['ApproveInput'];
+export type ArmReport = components['schemas']['ArmReport'];
 export type AuthMethod = components['schemas']['AuthMethod'];
 export type Author = components['schemas']['Author'];
 export type Band = components['schemas']['Band'];
@@ -2371,17 +2930,21 @@ export type Candidate = components['schemas']['Candidate'];
 export type Checkpoint = components['schemas']['Checkpoint'];
 export type CheckpointKind = components['schemas']['CheckpointKind'];
 export type ClawType = components['schemas']['ClawType'];
+export type Comparison = components['schemas']['Comparison'];
 export type Config = components['schemas']['Config'];
 export type ConfigChange = components['schemas']['ConfigChange'];
 export type ConfigPatch = components['schemas']['ConfigPatch'];
 export type ConnectionTest = components['schemas']['ConnectionTest'];
 export type Counts = components['schemas']['Counts'];
+export type Counts2 = components['schemas']['Counts2'];
+export type CurvePoint = components['schemas']['CurvePoint'];
 export type DataInfo = components['schemas']['DataInfo'];
 export type Decision = components['schemas']['Decision'];
 export type DetectedAgent = components['schemas']['DetectedAgent'];
 export type Dialect = components['schemas']['Dialect'];
 export type DistilInput = components['schemas']['DistilInput'];
 export type Dropped = components['schemas']['Dropped'];
+export type DuplicatePair = components['schemas']['DuplicatePair'];
 export type EmbeddingConfig = components['schemas']['EmbeddingConfig'];
 export type Endpoint = components['schemas']['Endpoint'];
 export type EndpointCandidate = components['schemas']['EndpointCandidate'];
@@ -2390,6 +2953,12 @@ export type EndpointModels = components['schemas']['EndpointModels'];
 export type EndpointTest = components['schemas']['EndpointTest'];
 export type ErrorBody = components['schemas']['ErrorBody'];
 export type ErrorCode = components['schemas']['ErrorCode'];
+export type Estimate = components['schemas']['Estimate'];
+export type EvalOutcome = components['schemas']['EvalOutcome'];
+export type EvalPurpose = components['schemas']['EvalPurpose'];
+export type EvalReport = components['schemas']['EvalReport'];
+export type EvalRequest = components['schemas']['EvalRequest'];
+export type EvalRun = components['schemas']['EvalRun'];
 export type Event = components['schemas']['Event'];
 export type EvolutionRunRow = components['schemas']['EvolutionRunRow'];
 export type EvolutionRunStatus = components['schemas']['EvolutionRunStatus'];
@@ -2400,20 +2969,26 @@ export type FieldError = components['schemas']['FieldError'];
 export type FieldKind = components['schemas']['FieldKind'];
 export type Finding = components['schemas']['Finding'];
 export type GroupInfo = components['schemas']['GroupInfo'];
+export type HealthFlag = components['schemas']['HealthFlag'];
+export type HealthQuery = components['schemas']['HealthQuery'];
 export type IdleReading = components['schemas']['IdleReading'];
 export type IdleSourceUsed = components['schemas']['IdleSourceUsed'];
 export type IdleStatus = components['schemas']['IdleStatus'];
 export type InjectedSkill = components['schemas']['InjectedSkill'];
 export type Installed = components['schemas']['Installed'];
 export type Interval = components['schemas']['Interval'];
+export type JobKind = components['schemas']['JobKind'];
+export type JobStatus = components['schemas']['JobStatus'];
 export type Level = components['schemas']['Level'];
 export type LibraryInfo = components['schemas']['LibraryInfo'];
+export type LineProblem = components['schemas']['LineProblem'];
 export type LlmConfig = components['schemas']['LlmConfig'];
 export type LlmPatch = components['schemas']['LlmPatch'];
 export type LlmProvider = components['schemas']['LlmProvider'];
 export type LogFile = components['schemas']['LogFile'];
 export type LoginCode = components['schemas']['LoginCode'];
 export type LossFn = components['schemas']['LossFn'];
+export type MergeInput = components['schemas']['MergeInput'];
 export type Mode = components['schemas']['Mode'];
 export type OpdConfig = components['schemas']['OpdConfig'];
 export type Phase = components['schemas']['Phase'];
@@ -2428,14 +3003,18 @@ export type ProviderPreset = components['schemas']['ProviderPreset'];
 export type ProxyConfig = components['schemas']['ProxyConfig'];
 export type RecordsConfig = components['schemas']['RecordsConfig'];
 export type RejectInput = components['schemas']['RejectInput'];
+export type RequestedProposal = components['schemas']['RequestedProposal'];
+export type ResponsesApi = components['schemas']['ResponsesApi'];
 export type Retrieval = components['schemas']['Retrieval'];
 export type RetrievalInput = components['schemas']['RetrievalInput'];
 export type RetrievalMethod = components['schemas']['RetrievalMethod'];
 export type RetrievalMode = components['schemas']['RetrievalMode'];
+export type RewardCombine = components['schemas']['RewardCombine'];
 export type RewardSources = components['schemas']['RewardSources'];
 export type RlConfig = components['schemas']['RlConfig'];
 export type RlStatus = components['schemas']['RlStatus'];
 export type RollbackInput = components['schemas']['RollbackInput'];
+export type RolloutRequest = components['schemas']['RolloutRequest'];
 export type RunReport = components['schemas']['RunReport'];
 export type SchedulerConfig = components['schemas']['SchedulerConfig'];
 export type SchedulerState = components['schemas']['SchedulerState'];
@@ -2456,7 +3035,10 @@ export type SettingsCatalogue = components['schemas']['SettingsCatalogue'];
 export type Signal = components['schemas']['Signal'];
 export type SignalKind = components['schemas']['SignalKind'];
 export type SkillDetail = components['schemas']['SkillDetail'];
+export type SkillEvidence = components['schemas']['SkillEvidence'];
 export type SkillFilter = components['schemas']['SkillFilter'];
+export type SkillHealthReport = components['schemas']['SkillHealthReport'];
+export type SkillHealthRow = components['schemas']['SkillHealthRow'];
 export type SkillInfo = components['schemas']['SkillInfo'];
 export type SkillSource = components['schemas']['SkillSource'];
 export type SkillSwitches = components['schemas']['SkillSwitches'];
@@ -2466,8 +3048,10 @@ export type SkillsConfig = components['schemas']['SkillsConfig'];
 export type SleepStatus = components['schemas']['SleepStatus'];
 export type SourceProblem = components['schemas']['SourceProblem'];
 export type SourcesStatus = components['schemas']['SourcesStatus'];
+export type StartupProgress = components['schemas']['StartupProgress'];
 export type Status = components['schemas']['Status'];
 export type StepOutcome = components['schemas']['StepOutcome'];
+export type SuccessRate = components['schemas']['SuccessRate'];
 export type TestTarget = components['schemas']['TestTarget'];
 export type TinkerProbe = components['schemas']['TinkerProbe'];
 export type TrainingStatus = components['schemas']['TrainingStatus'];
@@ -2478,6 +3062,7 @@ export type TurnStatus = components['schemas']['TurnStatus'];
 export type TurnSummary = components['schemas']['TurnSummary'];
 export type TurnType = components['schemas']['TurnType'];
 export type Upstream = components['schemas']['Upstream'];
+export type Verdict = components['schemas']['Verdict'];
 export type VersionAction = components['schemas']['VersionAction'];
 export type Window = components['schemas']['Window'];
 export type WindowSource = components['schemas']['WindowSource'];
@@ -2930,6 +3515,80 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
+    getSkillHealth: {
+        parameters: {
+            query?: {
+                /** @description Idle: not injected in this many days (default 30). */
+                idle_days?: number | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SkillHealthReport"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    reviseSkill: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestedProposal"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    mergeSkills: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["MergeInput"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestedProposal"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
     listProposals: {
         parameters: {
             query?: {
@@ -3187,6 +3846,142 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RlStatus"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    getJob: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobStatus"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    startRollout: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["RolloutRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobStatus"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    listEvals: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EvalRun"][];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    startEval: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["EvalRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobStatus"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    listAdapters: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdapterVersion"][];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    rollbackAdapter: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                step: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdapterVersion"];
                 };
             };
             default: components["responses"]["Error"];
