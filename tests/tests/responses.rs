@@ -438,7 +438,8 @@ async fn a_broken_upstream_stream_ends_with_error_and_failed() {
 
 #[tokio::test]
 async fn skills_are_injected_into_instructions() {
-    let h = Harness::start().await;
+    // With the system placement; the default (beside the newest user item) is the proxy's.
+    let h = Harness::start_with(|c| c.skills.placement = metaclaw_config::Placement::System).await;
     // Codex's shape: no `instructions`, the base prompt as a developer item.
     let body = json!({"model": "m", "store": false, "stream": true, "input": [
         {"type": "message", "role": "developer", "content": [{"type": "input_text", "text": "You are Codex."}]},

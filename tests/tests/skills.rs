@@ -17,6 +17,12 @@ fn chat(text: &str) -> Value {
         {"role": "user", "content": text}]})
 }
 
+/// These tests check the system-prompt placement (`skills.placement: system`); the default,
+/// beside the newest user turn, is checked by the cache tests below and the proxy's own.
+fn system_placement(c: &mut metaclaw_config::Config) {
+    c.skills.placement = metaclaw_config::Placement::System;
+}
+
 fn upstream_system(h: &Harness, i: usize) -> String {
     h.mock.requests()[i].body["messages"][0]["content"]
         .as_str()
@@ -26,7 +32,7 @@ fn upstream_system(h: &Harness, i: usize) -> String {
 
 #[tokio::test]
 async fn relevant_skill_is_injected_and_logged() {
-    let h = Harness::start().await;
+    let h = Harness::start_with(system_placement).await;
     h.post("/v1/chat/completions")
         .header("x-session-id", "s")
         .json(&chat(FLAKY))
@@ -54,7 +60,7 @@ async fn relevant_skill_is_injected_and_logged() {
 
 #[tokio::test]
 async fn side_turns_and_small_talk_get_nothing() {
-    let h = Harness::start().await;
+    let h = Harness::start_with(system_placement).await;
     h.post("/v1/chat/completions")
         .header("x-turn-type", "side")
         .json(&chat(FLAKY))
@@ -73,12 +79,12 @@ async fn side_turns_and_small_talk_get_nothing() {
 
 #[tokio::test]
 async fn block_is_byte_identical_across_turns_of_a_session() {
-    let h = Harness::start().await;
+    let h = Harness::start_with(system_placement).await;
     let first = chat(FLAKY);
     let mut second = first.clone();
     let msgs = second["messages"].as_array_mut().unwrap();
     msgs.push(json!({"role": "assistant", "content": "Try running it 200 times."}));
-    msgs.push(json!({"role": "user", "content": "ok it failed 3 of 200 runs; the flaky test uses sleep. what next for this flaky CI test?"}));
+    msgs.push(json!({"role": "user", "content": "ok it failed 3 of 200 runs and the flaky test uses sleep; what should I change in the flaky test?"}));
     for body in [&first, &second] {
         h.post("/v1/chat/completions")
             .header("x-session-id", "cache")
@@ -98,7 +104,7 @@ async fn block_is_byte_identical_across_turns_of_a_session() {
 
 #[tokio::test]
 async fn openclaw_scaffolding_is_seen_through_and_block_goes_last() {
-    let h = Harness::start().await;
+    let h = Harness::start_with(system_placement).await;
     let system = "<!-- openclaw:attempt:STABLE -->\nstable\n<!-- /openclaw:attempt:STABLE -->\n<!-- openclaw:attempt:DYNAMIC -->\ndynamic\n<!-- /openclaw:attempt:DYNAMIC -->";
     let body = json!({"model": "m", "prompt_cache_key": "0f8fad5b-d9cb-469f-a165-70867728950e:0", "messages": [
         {"role": "system", "content": system},
@@ -124,7 +130,7 @@ async fn openclaw_scaffolding_is_seen_through_and_block_goes_last() {
 
 #[tokio::test]
 async fn anthropic_requests_get_an_extra_system_block() {
-    let h = Harness::start().await;
+    let h = Harness::start_with(system_placement).await;
     let body = json!({"model": "claude", "max_tokens": 50,
         "system": [{"type": "text", "text": "stable", "cache_control": {"type": "ephemeral"}}],
         "messages": [{"role": "user", "content": FLAKY}]});
@@ -140,7 +146,7 @@ async fn anthropic_requests_get_an_extra_system_block() {
 
 #[tokio::test]
 async fn pins_disables_and_hot_reload() {
-    let h = Harness::start().await;
+    let h = Harness::start_with(system_placement).await;
     let service = h.core().skills().unwrap().clone();
     service
         .set_state("write-clear-emails", None, Some(true))
@@ -199,6 +205,7 @@ async fn pins_disables_and_hot_reload() {
 #[tokio::test]
 async fn embedding_mode_uses_the_endpoint_and_falls_back_to_bm25() {
     let h = Harness::start_with(|c| {
+        system_placement(c);
         c.skills.retrieval_mode = metaclaw_config::RetrievalMode::Embedding;
         c.skills.embedding.model = "fake-embed".into();
     })

@@ -87,6 +87,8 @@ fn run_on(core: &Core, cmd: SkillsCommand) -> Result<()> {
             ));
             if retrieval.candidates.is_empty() {
                 say("no skill matches this request: nothing would be injected");
+            } else if !retrieval.candidates.iter().any(|c| c.injected) {
+                say("no skill is relevant enough: nothing would be injected");
             }
             for c in retrieval.candidates.iter().take(15) {
                 let mark = if c.injected { "inject" } else { "skip  " };
