@@ -602,7 +602,7 @@ describe("settings from the catalogue", { timeout: 90_000 }, () => {
     await screenshot(page, SHOTS, "training-rl-serving");
 
     // The agent chats through the proxy: the policy answers; the user rates both turns in
-    // Sessions; with no judge, rated turns are what trains, and the step shows up.
+    // Sessions; with no judge, rated turns are what trains, and the new step shows up.
     const turn = async (messages, done) => {
       const r = await fetch(`${t.base}/v1/chat/completions`, {
         method: "POST",
@@ -617,6 +617,8 @@ describe("settings from the catalogue", { timeout: 90_000 }, () => {
       assert.equal(r.status, 200, await r.clone().text());
       return (await r.json()).choices[0].message.content;
     };
+    const steps = await (await fetchApi(t, "/api/training/steps")).json();
+    const seededSteps = Math.max(0, ...steps.map((x) => x.step));
     const first = await turn([{ role: "user", content: "count to three" }], false);
     await turn(
       [
@@ -630,15 +632,29 @@ describe("settings from the catalogue", { timeout: 90_000 }, () => {
     await page.locator(tid("page-session")).waitFor();
     const turns = page.locator("li.turn");
     await page.waitForFunction(() => document.querySelectorAll("li.turn").length === 2);
-    for (const li of await turns.all()) {
+    // One up, one down: answers that all got the same reward teach nothing (the step is
+    // skipped, as it should be).
+    const lis = await turns.all();
+    for (const [li, thumb, said] of [
+      [lis[0], "up", /^\W*helpful/],
+      [lis[1], "down", /unhelpful/],
+    ]) {
       const id = (await li.getAttribute("data-testid")).replace(/^turn-/, "");
-      await li.locator(tid(`thumb-up-${id}`)).click();
-      await expectText(li.locator(tid(`turn-feedback-${id}`)), /helpful/);
+      await li.locator(tid(`thumb-${thumb}-${id}`)).click();
+      await expectText(li.locator(tid(`turn-feedback-${id}`)), said);
     }
     await go("training");
+    // The seeded home already has steps: wait for a newer one, finished.
     const row = page.locator(tid("steps-table")).locator("tbody tr").first();
-    await expectText(row, /\bok\b/, 30_000);
-    await screenshot(page, SHOTS, "training-first-step");
+    const deadline = Date.now() + 30_000;
+    let cells = [];
+    while (Date.now() < deadline) {
+      cells = await row.locator("td").allTextContents().catch(() => []);
+      if (Number(cells[0]) > seededSteps && /^ok$/.test((cells[1] ?? "").trim())) break;
+      await page.waitForTimeout(100);
+    }
+    assert.ok(Number(cells[0]) > seededSteps && (cells[1] ?? "").trim() === "ok", `no new finished step: ${JSON.stringify(cells)}`);
+    await screenshot(page, SHOTS, "training-new-step");
   });
 });
 
