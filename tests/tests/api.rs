@@ -153,10 +153,7 @@ async fn every_route_answers_and_no_secret_leaks() {
         "my pytest suite fails randomly on CI"
     );
     assert_eq!(detail["turns"][0]["injected"][0]["name"], "fix-flaky-tests");
-    assert_eq!(
-        api.call(Method::GET, "/api/sessions/nope", None).await.0,
-        404
-    );
+    assert_eq!(api.status("/api/sessions/nope").await, 404);
 
     assert_eq!(
         api.call(
@@ -212,7 +209,7 @@ async fn every_route_answers_and_no_secret_leaks() {
             .unwrap()
             .contains("name: fix-flaky-tests")
     );
-    assert_eq!(api.call(Method::GET, "/api/skills/nope", None).await.0, 404);
+    assert_eq!(api.status("/api/skills/nope").await, 404);
 
     let new_skill = "---\nname: api-made-skill\ndescription: Use when testing the API\ncategory: coding\n---\nBody v1.\n";
     assert_eq!(
@@ -364,16 +361,8 @@ async fn every_route_answers_and_no_secret_leaks() {
         .await;
     assert_eq!(s, 200);
     assert!(proposals.as_array().unwrap().is_empty());
-    assert_eq!(
-        api.call(Method::GET, "/api/proposals?status=weird", None)
-            .await
-            .0,
-        400
-    );
-    assert_eq!(
-        api.call(Method::GET, "/api/proposals/99", None).await.0,
-        404
-    );
+    assert_eq!(api.status("/api/proposals?status=weird").await, 400);
+    assert_eq!(api.status("/api/proposals/99").await, 404);
     assert_eq!(
         api.call(Method::POST, "/api/proposals/99/approve", Some(json!({})))
             .await
@@ -421,16 +410,8 @@ async fn every_route_answers_and_no_secret_leaks() {
     assert_eq!(s, 200);
     assert!(run["status"].is_string());
 
-    assert_eq!(
-        api.call(Method::GET, "/api/training/steps", None).await.0,
-        200
-    );
-    assert_eq!(
-        api.call(Method::GET, "/api/training/checkpoints", None)
-            .await
-            .0,
-        200
-    );
+    assert_eq!(api.status("/api/training/steps").await, 200);
+    assert_eq!(api.status("/api/training/checkpoints").await, 200);
     let (s, sched) = api.call(Method::GET, "/api/scheduler", None).await;
     assert_eq!(s, 200);
     assert!(sched["timeline"].is_array());
@@ -553,17 +534,9 @@ async fn every_route_answers_and_no_secret_leaks() {
         assert_eq!(r.headers()["content-type"], "image/svg+xml");
         assert!(r.text().await.unwrap().starts_with("<svg"), "{chart}");
     }
-    assert_eq!(
-        api.call(Method::GET, "/api/charts/nope.svg", None).await.0,
-        404
-    );
-    assert_eq!(
-        api.call(Method::GET, "/api/charts/reward.svg?theme=sepia", None)
-            .await
-            .0,
-        400
-    );
-    assert_eq!(api.call(Method::GET, "/api/nope", None).await.0, 404);
+    assert_eq!(api.status("/api/charts/nope.svg").await, 404);
+    assert_eq!(api.status("/api/charts/reward.svg?theme=sepia").await, 400);
+    assert_eq!(api.status("/api/nope").await, 404);
 
     let (s, doc) = api.call(Method::GET, "/api/openapi.json", None).await;
     assert_eq!(s, 200);

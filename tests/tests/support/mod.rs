@@ -192,6 +192,11 @@ impl ApiClient<'_> {
         )
     }
 
+    /// The status a GET answers with.
+    pub async fn status(&self, path: &str) -> reqwest::StatusCode {
+        self.call(reqwest::Method::GET, path, None).await.0
+    }
+
     /// GET that must succeed.
     pub async fn get(&self, path: &str) -> serde_json::Value {
         let (status, v) = self.call(reqwest::Method::GET, path, None).await;
