@@ -233,10 +233,15 @@ async fn openclaw_two_turns_through_the_proxy_then_unwire() {
         store.session(&session_ids[0]).unwrap().unwrap().source,
         metaclaw_domain::SessionSource::PromptCacheKey
     );
-    // Skills were injected into what the upstream received.
+    // Skills were injected into what the upstream received (with the default
+    // `skills.placement: user` the block ends the newest user message, so look at every
+    // message, whatever shape its content has).
     let injected = mock.requests().into_iter().any(|r| {
-        r.body["messages"][0]["content"].as_str().is_some_and(|s| {
-            s.contains("<!-- metaclaw:skills -->") && s.contains("### fix-flaky-tests")
+        r.body["messages"].as_array().is_some_and(|messages| {
+            messages.iter().any(|m| {
+                let text = m["content"].to_string();
+                text.contains("<!-- metaclaw:skills -->") && text.contains("### fix-flaky-tests")
+            })
         })
     });
     assert!(
