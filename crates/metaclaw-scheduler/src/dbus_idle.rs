@@ -6,7 +6,9 @@
 //!   `GetIdletime` in ms), else `org.freedesktop.ScreenSaver` (`/org/freedesktop/ScreenSaver` or
 //!   `/ScreenSaver`, `GetSessionIdleTime` in s; KDE implements it);
 //! * screen lock: `org.gnome.ScreenSaver` `GetActive`, else `org.freedesktop.ScreenSaver`
-//!   `GetActive`.
+//!   `GetActive`; else, on the system bus, logind's `LockedHint` for this session
+//!   (`org.freedesktop.login1`, `/org/freedesktop/login1/session/auto`), which lockers of
+//!   desktops without either screensaver service set (Xfce's light-locker, Cinnamon, LXQt…).
 //!
 //! The first service that answers is remembered; a failing call forgets it and the next probe
 //! happens [`DbusIdleSource::reprobe_after`] later (not on every read). Every call has a 500 ms
@@ -31,6 +33,9 @@ pub const REPROBE_AFTER: Duration = Duration::from_secs(60);
 const NO_IDLE_SERVICE: &str = "no idle-time service on the session bus";
 const FDO_SCREENSAVER: &str = "org.freedesktop.ScreenSaver";
 const FDO_PATHS: [&str; 2] = ["/org/freedesktop/ScreenSaver", "/ScreenSaver"];
+const LOGIND: &str = "org.freedesktop.login1";
+/// logind resolves `auto` to the caller's own session.
+const LOGIND_SESSION: &str = "/org/freedesktop/login1/session/auto";
 
 /// A service that reports input idle time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -82,10 +87,14 @@ impl IdleService {
 enum LockService {
     GnomeScreenSaver,
     FreedesktopScreenSaver(&'static str),
+    /// logind's `LockedHint`, asked on the system bus.
+    Logind,
 }
 
 impl LockService {
-    fn candidates() -> impl Iterator<Item = Self> {
+    /// The services on the session bus, in the order they are asked (logind comes last, on
+    /// the other bus).
+    fn session_candidates() -> impl Iterator<Item = Self> {
         std::iter::once(Self::GnomeScreenSaver)
             .chain(FDO_PATHS.into_iter().map(Self::FreedesktopScreenSaver))
     }
@@ -94,23 +103,51 @@ impl LockService {
         match self {
             Self::GnomeScreenSaver => "gnome-screensaver",
             Self::FreedesktopScreenSaver(_) => "freedesktop-screensaver",
+            Self::Logind => "logind",
         }
     }
 
-    fn read(self, conn: &Connection) -> zbus::Result<bool> {
+    /// `conns` has the session bus and, when one was reached, the system bus.
+    fn read(self, conns: &Conns) -> zbus::Result<bool> {
         match self {
             Self::GnomeScreenSaver => call(
-                conn,
+                &conns.session,
                 "org.gnome.ScreenSaver",
                 "/org/gnome/ScreenSaver",
                 "org.gnome.ScreenSaver",
                 "GetActive",
             ),
-            Self::FreedesktopScreenSaver(path) => {
-                call(conn, FDO_SCREENSAVER, path, FDO_SCREENSAVER, "GetActive")
+            Self::FreedesktopScreenSaver(path) => call(
+                &conns.session,
+                FDO_SCREENSAVER,
+                path,
+                FDO_SCREENSAVER,
+                "GetActive",
+            ),
+            Self::Logind => {
+                let system = conns.system.as_ref().ok_or_else(|| {
+                    zbus::Error::Failure("no system bus to ask logind on".to_owned())
+                })?;
+                let value: zbus::zvariant::OwnedValue = system
+                    .call_method(
+                        Some(LOGIND),
+                        LOGIND_SESSION,
+                        Some("org.freedesktop.DBus.Properties"),
+                        "Get",
+                        &("org.freedesktop.login1.Session", "LockedHint"),
+                    )?
+                    .body()
+                    .deserialize()?;
+                Ok(bool::try_from(value)?)
             }
         }
     }
+}
+
+/// The connections a probe made.
+struct Conns {
+    session: Connection,
+    system: Option<Connection>,
 }
 
 fn call<T>(
@@ -149,12 +186,27 @@ pub enum Wanted {
 #[derive(Debug, Clone)]
 enum Bus {
     Session,
+    System,
     Address(String),
+    /// Not asked (tests on a private session bus leave the machine's system bus alone).
+    None,
+}
+
+impl Bus {
+    fn connect(&self) -> Option<zbus::Result<Connection>> {
+        let builder = match self {
+            Self::Session => Builder::session(),
+            Self::System => Builder::system(),
+            Self::Address(a) => Builder::address(a.as_str()),
+            Self::None => return None,
+        };
+        Some(builder.and_then(|b| b.method_timeout(CALL_TIMEOUT).build()))
+    }
 }
 
 /// The services that answered at the last probe.
 struct Probed {
-    conn: Connection,
+    conns: Conns,
     idle: Option<IdleService>,
     lock: Option<LockService>,
 }
@@ -173,14 +225,14 @@ impl Probed {
     fn sample(&self) -> Result<DesktopSample, String> {
         let idle = match self.idle {
             Some(s) => Some(
-                s.read(&self.conn)
+                s.read(&self.conns.session)
                     .map_err(|e| format!("{} stopped answering: {e}", s.name()))?,
             ),
             None => None,
         };
         let locked = match self.lock {
             Some(s) => s
-                .read(&self.conn)
+                .read(&self.conns)
                 .map_err(|e| format!("{} stopped answering: {e}", s.name()))?,
             None => false,
         };
@@ -201,6 +253,8 @@ struct State {
 /// scheduler runs them on tokio's blocking pool.
 pub struct DbusIdleSource {
     bus: Bus,
+    /// Where logind is asked for the lock when no session-bus service answers.
+    system_bus: Bus,
     wanted: Wanted,
     reprobe_after: Duration,
     state: Mutex<State>,
@@ -217,19 +271,28 @@ impl std::fmt::Debug for DbusIdleSource {
 }
 
 impl DbusIdleSource {
-    /// On the user's session bus (`DBUS_SESSION_BUS_ADDRESS`, else `$XDG_RUNTIME_DIR/bus`).
+    /// On the user's session bus (`DBUS_SESSION_BUS_ADDRESS`, else `$XDG_RUNTIME_DIR/bus`),
+    /// with logind on the system bus.
     pub fn session(wanted: Wanted) -> Self {
-        Self::new(Bus::Session, wanted)
+        Self::new(Bus::Session, Bus::System, wanted)
     }
 
-    /// On the bus at a D-Bus address such as `unix:path=/tmp/bus` (tests, custom setups).
+    /// On the bus at a D-Bus address such as `unix:path=/tmp/bus` (tests, custom setups);
+    /// logind is not asked unless [`DbusIdleSource::logind_at`] says where.
     pub fn at_address(address: impl Into<String>, wanted: Wanted) -> Self {
-        Self::new(Bus::Address(address.into()), wanted)
+        Self::new(Bus::Address(address.into()), Bus::None, wanted)
     }
 
-    fn new(bus: Bus, wanted: Wanted) -> Self {
+    /// Ask logind on the bus at this address instead of the system bus.
+    pub fn logind_at(mut self, address: impl Into<String>) -> Self {
+        self.system_bus = Bus::Address(address.into());
+        self
+    }
+
+    fn new(bus: Bus, system_bus: Bus, wanted: Wanted) -> Self {
         Self {
             bus,
+            system_bus,
             wanted,
             reprobe_after: REPROBE_AFTER,
             state: Mutex::new(State::default()),
@@ -307,30 +370,38 @@ impl DbusIdleSource {
     }
 
     fn probe(&self) -> Result<Probed, String> {
-        let builder = match &self.bus {
-            Bus::Session => Builder::session(),
-            Bus::Address(a) => Builder::address(a.as_str()),
-        };
-        let conn = builder
-            .and_then(|b| b.method_timeout(CALL_TIMEOUT).build())
+        let session = self
+            .bus
+            .connect()
+            .unwrap_or_else(|| Err(zbus::Error::Failure("no bus given".to_owned())))
             .map_err(|e| format!("no D-Bus session bus: {e}"))?;
         let idle = match self.wanted {
-            Wanted::IdleAndLock => IdleService::candidates().find(|s| s.read(&conn).is_ok()),
+            Wanted::IdleAndLock => IdleService::candidates().find(|s| s.read(&session).is_ok()),
             Wanted::LockOnly => None,
         };
-        let lock = LockService::candidates().find(|s| s.read(&conn).is_ok());
+        let mut conns = Conns {
+            session,
+            system: None,
+        };
+        let mut lock = LockService::session_candidates().find(|s| s.read(&conns).is_ok());
+        if lock.is_none() {
+            // Only now the system bus: most desktops answer on the session bus.
+            conns.system = self.system_bus.connect().and_then(Result::ok);
+            lock = Some(LockService::Logind).filter(|s| s.read(&conns).is_ok());
+        }
         match (self.wanted, idle, lock) {
             (Wanted::IdleAndLock, None, None) => Err(
                 "no idle service on the session bus (asked org.gnome.Mutter.IdleMonitor and \
                  org.freedesktop.ScreenSaver)"
                     .to_owned(),
             ),
-            (Wanted::LockOnly, _, None) => Err(
-                "no screen-lock service on the session bus (asked org.gnome.ScreenSaver and \
-                 org.freedesktop.ScreenSaver)"
-                    .to_owned(),
-            ),
-            _ => Ok(Probed { conn, idle, lock }),
+            (Wanted::LockOnly, _, None) => {
+                Err("no screen-lock service (asked org.gnome.ScreenSaver and \
+                 org.freedesktop.ScreenSaver on the session bus, logind's LockedHint on the \
+                 system bus)"
+                    .to_owned())
+            }
+            _ => Ok(Probed { conns, idle, lock }),
         }
     }
 }

@@ -308,6 +308,75 @@ fn service_gone_mid_run_then_reprobed_later() {
     assert!(matches!(patient.read(), IdleReading::Unknown { .. }));
 }
 
+/// logind's session object: only the property the source reads.
+struct FakeLogindSession(Arc<Desktop>);
+
+#[zbus::interface(name = "org.freedesktop.login1.Session")]
+impl FakeLogindSession {
+    #[zbus(property)]
+    fn locked_hint(&self) -> bool {
+        self.0.locked.load(Ordering::SeqCst)
+    }
+}
+
+/// Mutter without GNOME Shell's screensaver on the session bus (e.g. a desktop whose locker
+/// only tells logind), and logind on a second private bus standing for the system bus.
+#[test]
+fn logind_locked_hint_when_no_session_service_knows_the_lock() {
+    let session = PrivateBus::start();
+    let system = PrivateBus::start();
+    let desktop = Arc::new(Desktop::default());
+    desktop.set(Duration::from_secs(7), false);
+    let _mutter = Builder::address(session.address.as_str())
+        .unwrap()
+        .name(MUTTER)
+        .unwrap()
+        .serve_at(MUTTER_PATH, FakeMutter(desktop.clone()))
+        .unwrap()
+        .build()
+        .unwrap();
+    let logind = Builder::address(system.address.as_str())
+        .unwrap()
+        .name("org.freedesktop.login1")
+        .unwrap()
+        .serve_at(
+            "/org/freedesktop/login1/session/auto",
+            FakeLogindSession(desktop.clone()),
+        )
+        .unwrap()
+        .build()
+        .unwrap();
+
+    // Without the system bus, nothing knows about the lock.
+    let blind = session.source(Wanted::IdleAndLock);
+    desktop.set(Duration::from_secs(7), true);
+    assert_eq!(blind.read(), IdleReading::Known { idle_secs: 7 });
+    assert_eq!(blind.name(), "mutter");
+
+    let src = session
+        .source(Wanted::IdleAndLock)
+        .logind_at(&system.address)
+        .reprobe_after(Duration::ZERO);
+    assert_eq!(src.read(), IdleReading::Locked { idle_secs: Some(7) });
+    assert_eq!(src.name(), "mutter + lock: logind");
+    desktop.set(Duration::from_secs(2), false);
+    assert_eq!(src.read(), IdleReading::Known { idle_secs: 2 });
+
+    // X11 asks only for the lock: logind alone is enough.
+    let lock = session.source(Wanted::LockOnly).logind_at(&system.address);
+    desktop.set(Duration::from_secs(2), true);
+    assert!(lock.sample().unwrap().locked);
+    assert_eq!(lock.in_use().unwrap(), "lock: logind");
+
+    // logind leaves the bus: the failure names it, and nothing is taken as locked.
+    stop(logind, &["org.freedesktop.login1"]);
+    let r = src.read();
+    assert!(
+        matches!(&r, IdleReading::Unknown { reason } if reason.contains("logind stopped answering")),
+        "{r:?}"
+    );
+}
+
 fn scheduler_on(bus: &PrivateBus, clock: &ManualClock) -> Scheduler {
     let settings = SchedulerSettings {
         idle_threshold_minutes: Some(10),
