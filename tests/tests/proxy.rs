@@ -603,8 +603,12 @@ fn recorded_message(body: &Value) -> &str {
 async fn recorded_provider_errors_reach_every_client_readable() {
     // Scripts can name a recording by provider and status (the first of that pair). The
     // harness's 2 s upstream limit is for the timeout tests; a loaded machine must not turn
-    // a recorded error into a timeout here.
-    let patient = |c: &mut metaclaw_config::Config| c.llm.timeout_seconds = 30;
+    // a recorded error into a timeout here. Skill evolution is off: its background call to
+    // the same upstream could take the error scripted for the next client.
+    let patient = |c: &mut metaclaw_config::Config| {
+        c.llm.timeout_seconds = 30;
+        c.skills.auto_evolve = false;
+    };
     let h = Harness::start_with(patient).await;
     h.mock.push(Behaviour::recorded("openrouter", 401));
     let resp = h.chat(&chat("x")).await;
