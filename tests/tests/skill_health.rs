@@ -579,3 +579,82 @@ async fn not_enough_data_live_holdout_and_near_duplicates_merge() {
     );
     h.stop().await;
 }
+
+/// Skills off against skills on, on the user's own tasks: one evaluation in both arms, and
+/// the Skills page's comparison with the interval computed by hand.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn evaluation_arms_compare_skills_off_and_on() {
+    let skills = tempfile::tempdir().unwrap();
+    write_skill(skills.path(), MILES);
+    let tasks = tempfile::tempdir().unwrap();
+    let lines: Vec<String> = (0..10)
+        .map(|i| {
+            json!({"task_id": format!("miles-{i}"),
+                   "instruction": format!("{MILES_ASK} (case {i})"),
+                   "answer": "42 km"})
+            .to_string()
+        })
+        .collect();
+    std::fs::write(tasks.path().join("test.jsonl"), lines.join("\n")).unwrap();
+    let path = skills.path().display().to_string();
+    let h = Harness::start_with(move |c| {
+        c.skills.auto_evolve = false;
+        c.skills.include_bundled = false;
+        c.skills.dir = path;
+        c.skills.min_score = 0.1;
+        c.llm.timeout_seconds = 30;
+    })
+    .await;
+    let api = h.api();
+    assert!(api.get("/api/evals/skills").await["comparison"].is_null());
+
+    // The right answer comes only with the skill in the request, and only 8 times: the
+    // skills-on arm passes 8 of 10, the skills-off arm none.
+    for _ in 0..8 {
+        h.mock.push(Behaviour::when_contains(
+            "### convert-miles-precisely",
+            Behaviour::reply("42 km"),
+        ));
+    }
+    api.post(
+        "/api/evals",
+        json!({"dir": tasks.path(), "split": "test", "arms": ["skills-off", "skills-on"]}),
+    )
+    .await;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    loop {
+        let job = api.get("/api/rollouts").await;
+        if job["running"] == false && job["kind"] == "eval" {
+            assert!(job["error"].is_null(), "{job}");
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the evaluation did not finish: {job}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+
+    let c = api.get("/api/evals/skills").await;
+    assert_eq!(c["min_trials"], 10);
+    let c = &c["comparison"];
+    assert_eq!(
+        (c["off"]["successes"].as_u64(), c["off"]["trials"].as_u64()),
+        (Some(0), Some(10)),
+        "{c}"
+    );
+    assert_eq!(
+        (c["on"]["successes"].as_u64(), c["on"]["trials"].as_u64()),
+        (Some(8), Some(10)),
+        "{c}"
+    );
+    assert_eq!(c["split"], "test");
+    // By hand: Wilson 8/10 is (0.4902, 0.9433) and 0/10 is (0, 0.2775); d = 0.8,
+    // low = 0.8 − √((0.8 − 0.4902)² + 0.2775²) = 0.3841, high = 0.8 + (0.9433 − 0.8) = 0.9433.
+    let d = &c["difference"];
+    assert!(close(d["estimate"].as_f64().unwrap(), 0.8), "{d}");
+    assert!((d["low"].as_f64().unwrap() - 0.3841).abs() < 2e-4, "{d}");
+    assert!((d["high"].as_f64().unwrap() - 0.9433).abs() < 2e-4, "{d}");
+    assert_eq!(c["verdict"], "skills_help");
+    h.stop().await;
+}

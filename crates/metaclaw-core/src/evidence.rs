@@ -16,36 +16,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-/// z for a two-sided 95 % interval.
-const Z95: f64 = 1.959_963_984_540_054;
-
-/// A proportion's 95 % Wilson score interval, `None` for an empty sample.
-pub fn wilson(successes: u64, n: u64) -> Option<(f64, f64)> {
-    if n == 0 || successes > n {
-        return None;
-    }
-    let n = n as f64;
-    let p = successes as f64 / n;
-    let z2 = Z95 * Z95;
-    let denominator = 1.0 + z2 / n;
-    let centre = (p + z2 / (2.0 * n)) / denominator;
-    let half = Z95 / denominator * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt();
-    Some(((centre - half).max(0.0), (centre + half).min(1.0)))
-}
-
-/// Newcombe's hybrid score interval (his method 10) for p1 - p2, from each proportion's
-/// Wilson interval: 95 % coverage stays close to nominal for small samples and rates near
-/// 0 or 1, where the usual normal interval fails.
-pub fn newcombe(k1: u64, n1: u64, k2: u64, n2: u64) -> Option<(f64, f64, f64)> {
-    let (l1, u1) = wilson(k1, n1)?;
-    let (l2, u2) = wilson(k2, n2)?;
-    let p1 = k1 as f64 / n1 as f64;
-    let p2 = k2 as f64 / n2 as f64;
-    let d = p1 - p2;
-    let low = d - ((p1 - l1).powi(2) + (u2 - p2).powi(2)).sqrt();
-    let high = d + ((u1 - p1).powi(2) + (p2 - l2).powi(2)).sqrt();
-    Some((d, low, high))
-}
+pub use metaclaw_tasks::{newcombe, wilson};
 
 /// What a skill's turns are compared with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -292,41 +263,6 @@ pub fn is_idle(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn close(a: f64, b: f64) -> bool {
-        (a - b).abs() < 5e-5
-    }
-
-    /// Newcombe (1998), "Two-sided confidence intervals for the single proportion", table
-    /// I: 81/263 gives the Wilson interval 0.2553 to 0.3662; 0/20 gives 0 to 0.1611.
-    #[test]
-    fn wilson_matches_published_values() {
-        let (l, u) = wilson(81, 263).unwrap();
-        assert!(close(l, 0.2553) && close(u, 0.3662), "{l} {u}");
-        let (l, u) = wilson(0, 20).unwrap();
-        assert!(l == 0.0 && close(u, 0.1611), "{l} {u}");
-        assert_eq!(wilson(1, 0), None);
-        assert_eq!(wilson(3, 2), None);
-    }
-
-    /// By hand for 6/8 with the skill against 2/10 without: Wilson 6/8 is
-    /// (0.4093, 0.9285) and 2/10 is (0.0567, 0.5098); d = 0.55,
-    /// low = 0.55 − √((0.75 − 0.4093)² + (0.5098 − 0.2)²) = 0.0895,
-    /// high = 0.55 + √((0.9285 − 0.75)² + (0.2 − 0.0567)²) = 0.7789.
-    #[test]
-    fn newcombe_matches_a_hand_computation() {
-        let (l1, u1) = wilson(6, 8).unwrap();
-        assert!(close(l1, 0.4093) && close(u1, 0.9285), "{l1} {u1}");
-        let (l2, u2) = wilson(2, 10).unwrap();
-        assert!(close(l2, 0.0567) && close(u2, 0.5098), "{l2} {u2}");
-        let (d, low, high) = newcombe(6, 8, 2, 10).unwrap();
-        assert!(close(d, 0.55), "{d}");
-        assert!(
-            (low - 0.0895).abs() < 2e-4 && (high - 0.7789).abs() < 2e-4,
-            "{low} {high}"
-        );
-        assert_eq!(newcombe(1, 0, 1, 2), None);
-    }
 
     fn arms(list: &[(EvidenceArm, u64, u64)]) -> HashMap<EvidenceArm, OutcomeCounts> {
         list.iter()

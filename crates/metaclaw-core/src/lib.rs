@@ -21,6 +21,7 @@ pub mod setting_fields;
 pub mod settings;
 mod skill_health;
 mod skills;
+pub mod skills_comparison;
 pub mod wiring;
 
 pub use error::{CoreError, SkillError};

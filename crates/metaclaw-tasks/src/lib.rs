@@ -17,6 +17,6 @@ pub mod verify;
 pub use command::{CommandLimits, CommandOutput};
 pub use episode::{Agent, AgentFuture, ChatReply, ChatRequest, EpisodeResult, EpisodeSettings};
 pub use error::TaskError;
-pub use stats::SuccessRate;
+pub use stats::{SuccessRate, newcombe, wilson};
 pub use task::{LineProblem, Task, TaskSet};
 pub use verify::{Verdict, Verifier};

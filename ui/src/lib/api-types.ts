@@ -520,6 +520,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/evals/skills": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Skills off against skills on: the newest pair of evaluation arms of one task split, with the difference's 95 % interval */
+        get: operations["getSkillsComparison"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/adapters": {
         parameters: {
             query?: never;
@@ -1040,6 +1057,7 @@ export interface components {
         ClawType: "openclaw" | "copaw" | "ironclaw" | "picoclaw" | "zeroclaw" | "nanoclaw" | "nemoclaw" | "hermes" | "claude-code" | "codex" | "qwen-code" | "none";
         /** @description What a skill's turns are compared with. */
         Comparison: "candidate_not_injected" | "other_turns";
+        ComparisonVerdict: ("not_enough_data" | "no_clear_difference") | "skills_help" | "skills_hurt";
         Config: {
             /** @default skills_only */
             mode: components["schemas"]["Mode"];
@@ -1343,6 +1361,18 @@ export interface components {
          * @enum {string}
          */
         Dialect: "open_ai" | "anthropic";
+        /** @description Success with skills on minus success with skills off. */
+        Difference: {
+            /** Format: double */
+            estimate: number;
+            /**
+             * Format: double
+             * @description 95 % interval (Newcombe's hybrid score method).
+             */
+            low: number;
+            /** Format: double */
+            high: number;
+        };
         DistilInput: {
             /** @description The session to distil; the most recent one when absent. */
             session_id?: string | null;
@@ -2555,6 +2585,35 @@ export interface components {
             /** Format: date-time */
             created_at: string;
         };
+        SkillsComparison: {
+            task_dir: string;
+            split: string;
+            off: components["schemas"]["SuccessRate"];
+            on: components["schemas"]["SuccessRate"];
+            /**
+             * Format: int64
+             * @description The stored runs compared (`GET /api/evals`).
+             */
+            off_run: number;
+            /** Format: int64 */
+            on_run: number;
+            /**
+             * Format: date-time
+             * @description When the later of the two finished.
+             */
+            finished_at: string;
+            difference: components["schemas"]["Difference"] | null;
+            verdict: components["schemas"]["ComparisonVerdict"];
+        };
+        /** @description The newest skills off / on comparison, if any evaluation made one. */
+        SkillsComparisonView: {
+            comparison: components["schemas"]["SkillsComparison"] | null;
+            /**
+             * Format: uint64
+             * @description How many tasks each arm needs before a verdict is given.
+             */
+            min_trials: number;
+        };
         SkillsConfig: {
             /** @default true */
             enabled: boolean;
@@ -2931,6 +2990,7 @@ export type Checkpoint = components['schemas']['Checkpoint'];
 export type CheckpointKind = components['schemas']['CheckpointKind'];
 export type ClawType = components['schemas']['ClawType'];
 export type Comparison = components['schemas']['Comparison'];
+export type ComparisonVerdict = components['schemas']['ComparisonVerdict'];
 export type Config = components['schemas']['Config'];
 export type ConfigChange = components['schemas']['ConfigChange'];
 export type ConfigPatch = components['schemas']['ConfigPatch'];
@@ -2942,6 +3002,7 @@ export type DataInfo = components['schemas']['DataInfo'];
 export type Decision = components['schemas']['Decision'];
 export type DetectedAgent = components['schemas']['DetectedAgent'];
 export type Dialect = components['schemas']['Dialect'];
+export type Difference = components['schemas']['Difference'];
 export type DistilInput = components['schemas']['DistilInput'];
 export type Dropped = components['schemas']['Dropped'];
 export type DuplicatePair = components['schemas']['DuplicatePair'];
@@ -3044,6 +3105,8 @@ export type SkillSource = components['schemas']['SkillSource'];
 export type SkillSwitches = components['schemas']['SkillSwitches'];
 export type SkillText = components['schemas']['SkillText'];
 export type SkillVersionRow = components['schemas']['SkillVersionRow'];
+export type SkillsComparison = components['schemas']['SkillsComparison'];
+export type SkillsComparisonView = components['schemas']['SkillsComparisonView'];
 export type SkillsConfig = components['schemas']['SkillsConfig'];
 export type SleepStatus = components['schemas']['SleepStatus'];
 export type SourceProblem = components['schemas']['SourceProblem'];
@@ -3938,6 +4001,27 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["JobStatus"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    getSkillsComparison: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SkillsComparisonView"];
                 };
             };
             default: components["responses"]["Error"];

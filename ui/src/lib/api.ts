@@ -150,6 +150,7 @@ export const api = {
     }),
   startEval: (b: { dir?: string; split?: string; arms: string[] }) =>
     call("/api/evals", "post", { body: { dir: b.dir ?? null, split: b.split ?? null, arms: b.arms, concurrency: null, max_steps: null } }),
+  skillsComparison: () => call("/api/evals/skills", "get"),
   adapters: () => call("/api/adapters", "get"),
   rollbackAdapter: (step: number) => call("/api/adapters/{step}/rollback", "post", { path: { step } }),
   scheduler: () => call("/api/scheduler", "get"),

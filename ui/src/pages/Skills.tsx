@@ -8,6 +8,7 @@ import { href } from "../lib/router";
 import { Badge, Card, Empty, ErrorBox, Kbd, Loading, PageHeader, ScoreBar, Switch } from "../components/ui";
 import { toast } from "../components/toast";
 import { SkillHealthCard } from "./SkillHealth";
+import { SkillsComparisonCard } from "./SkillsComparison";
 
 export function SkillsPage() {
   const [q, setQ] = useState("");
@@ -113,6 +114,7 @@ export function SkillsPage() {
         <RetrievalBox />
       </div>
       <SkillHealthCard />
+      <SkillsComparisonCard />
     </div>
   );
 }

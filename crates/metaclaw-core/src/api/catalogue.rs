@@ -64,6 +64,7 @@ pub(crate) fn entries() -> Vec<Entry> {
         entry::<tasks::GetJob>(),
         entry::<tasks::StartEval>(),
         entry::<tasks::ListEvals>(),
+        entry::<tasks::GetSkillsComparison>(),
         entry::<tasks::ListAdapters>(),
         entry::<tasks::RollbackAdapter>(),
         entry::<scheduler::GetScheduler>(),

@@ -5,6 +5,7 @@ use metaclaw_store::{AdapterVersion, EvalRun};
 
 use crate::api::{Api, ApiError, ErrorCode, Method, NoInput, Operation};
 use crate::rollout::{EvalRequest, JobStatus, RolloutError, RolloutRequest, TaskRunner};
+use crate::skills_comparison::{MIN_TRIALS, SkillsComparison, skills_comparison};
 
 fn runner(api: &Api) -> Result<&std::sync::Arc<TaskRunner>, ApiError> {
     api.parts().tasks.as_ref().ok_or_else(|| {
@@ -92,6 +93,32 @@ impl Operation for ListEvals {
 
     async fn run(api: &Api, _: (), _: NoInput) -> Result<Vec<EvalRun>, ApiError> {
         Ok(api.store().eval_runs(1000)?)
+    }
+}
+
+/// The newest skills off / on comparison, if any evaluation made one.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+pub struct SkillsComparisonView {
+    pub comparison: Option<SkillsComparison>,
+    /// How many tasks each arm needs before a verdict is given.
+    pub min_trials: u64,
+}
+
+pub struct GetSkillsComparison;
+
+impl Operation for GetSkillsComparison {
+    const METHOD: Method = Method::Get;
+    const PATH: &'static str = "/api/evals/skills";
+    const SUMMARY: &'static str = "Skills off against skills on: the newest pair of evaluation arms of one task split, with the difference's 95 % interval";
+    type Path = ();
+    type Input = NoInput;
+    type Output = SkillsComparisonView;
+
+    async fn run(api: &Api, _: (), _: NoInput) -> Result<SkillsComparisonView, ApiError> {
+        Ok(SkillsComparisonView {
+            comparison: skills_comparison(&api.store().eval_runs(1000)?),
+            min_trials: MIN_TRIALS,
+        })
     }
 }
 
