@@ -18,6 +18,7 @@ const MIGRATION_LIST: &[M<'static>] = &[
     M::up(include_str!("../migrations/0007_prm_verdicts.sql")),
     M::up(include_str!("../migrations/0008_skill_evidence.sql")),
     M::up(include_str!("../migrations/0009_tasks.sql")),
+    M::up(include_str!("../migrations/0012_bench.sql")),
 ];
 
 const MIGRATIONS: Migrations<'static> = Migrations::from_slice(MIGRATION_LIST);
