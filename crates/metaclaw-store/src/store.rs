@@ -719,9 +719,7 @@ impl Store {
     }
 
     pub fn add_bench_round(&self, run_id: i64, round: BenchRound) -> Result<()> {
-        self.call(move |conn| {
-            in_transaction(conn, |tx| evals::add_bench_round(tx, run_id, &round))
-        })
+        self.call(move |conn| in_transaction(conn, |tx| evals::add_bench_round(tx, run_id, &round)))
     }
 
     /// Closes a bench arm's run: its totals are counted from its rounds.
@@ -889,7 +887,13 @@ mod tests {
 
         // A bench arm: many rounds of one day session, totals from its rounds.
         let bench = store
-            .start_eval_run("/bench", "metaclaw-bench", EvalPurpose::Eval, "skills", None)
+            .start_eval_run(
+                "/bench",
+                "metaclaw-bench",
+                EvalPurpose::Eval,
+                "skills",
+                None,
+            )
             .unwrap();
         for (round, kind, score) in [("r1", "file_check", 1.0), ("r2", "multi_choice", 0.5)] {
             let r = BenchRound {
@@ -905,7 +909,10 @@ mod tests {
         }
         store.finish_bench_run(bench).unwrap();
         let run = store.eval_runs(10).unwrap().pop().unwrap();
-        assert_eq!((run.successes, run.trials, run.mean_score), (1, 2, Some(0.75)));
+        assert_eq!(
+            (run.successes, run.trials, run.mean_score),
+            (1, 2, Some(0.75))
+        );
         assert_eq!(store.bench_rounds(bench).unwrap()[1].kind, "multi_choice");
 
         let version = |step, status| AdapterVersion {
