@@ -126,10 +126,14 @@ impl Round {
             let msg = msg
                 .rfind(" at line ")
                 .map_or(msg.clone(), |i| msg[..i].to_owned());
-            (
-                line + e.line().saturating_sub(1),
-                format!("not a round ({msg})"),
-            )
+            // A syntax error is where serde stopped; a missing or mistyped field is the
+            // round's own problem, named where the round starts (serde points at its end).
+            let at = if e.classify() == serde_json::error::Category::Syntax {
+                line + e.line().saturating_sub(1)
+            } else {
+                line
+            };
+            (at, format!("not a round ({msg})"))
         })?;
         let fail = |m: String| (line, format!("round {:?}: {m}", raw.id));
         if raw.id.trim().is_empty() {
