@@ -340,3 +340,122 @@ async fn a_folder_that_is_not_a_bench_is_refused_with_the_reason() {
     assert_eq!(status, 400, "{body}");
     h.stop().await;
 }
+
+/// A copy of the mini bench whose day-one r3 check always passes, so the skills + RL arm's
+/// first day has rewards that differ (a step has something to learn from).
+fn bench_with_a_free_round() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    copy_tree(std::path::Path::new(BENCH), dir.path());
+    let q = dir.path().join("eval/day01/questions.json");
+    let text = std::fs::read_to_string(&q).unwrap().replace(
+        "python scripts/check_lines.py day01/notes.md 2",
+        "test -f day01/tasks.txt",
+    );
+    std::fs::write(&q, text).unwrap();
+    dir
+}
+
+fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let target = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_tree(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), &target).unwrap();
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_skills_rl_arm_rewards_its_rounds_and_trains_between_days() {
+    use tinker_client::fake::{FakeServer, Knobs};
+    let fake = FakeServer::start_with(Knobs {
+        vocab_size: 362,
+        ..Knobs::default()
+    })
+    .await;
+    let bench = bench_with_a_free_round();
+    let skills = tempfile::tempdir().unwrap();
+    let skill = skills.path().join("team-timestamps/SKILL.md");
+    std::fs::create_dir_all(skill.parent().unwrap()).unwrap();
+    std::fs::write(&skill, SKILL).unwrap();
+    let (url, path) = (fake.url(), skills.path().display().to_string());
+    let h = Harness::start_with(move |c| {
+        c.mode = metaclaw_config::Mode::Rl;
+        c.skills.auto_evolve = false;
+        c.skills.include_bundled = false;
+        c.skills.dir = path;
+        c.rl.model = "Qwen/Qwen3-4B-Instruct-2507".into();
+        c.rl.base_url = url;
+        c.rl.tokenizer_path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/fixtures/rl/tiny-qwen3-tokenizer.json"
+        )
+        .into();
+        c.rl.prm_api_key = String::new();
+        c.rl.manual_train_trigger = true;
+        c.rl.max_new_tokens = 4;
+    })
+    .await;
+    let api = h.api();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let s = api.get("/api/rl").await;
+        if s["phase"] == "serving" && s["sampler"].is_string() {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the policy did not start: {s}");
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+
+    api.post(
+        "/api/bench",
+        json!({"dir": bench.path().display().to_string(), "arms": ["skills-rl"]}),
+    )
+    .await;
+    let job = wait_job(&h).await;
+    let arm = &job["bench"]["arms"][0];
+    assert!(arm["not_run"].is_null(), "{arm}");
+    assert_eq!(arm["accuracy"]["n"], 5, "{arm}");
+    // Only the free round passes: the policy cannot write files (no run_command) and its
+    // four-token answers hold no \bbox.
+    assert_eq!(arm["file_check"]["successes"], 1, "{arm}");
+    // One step after day one, none after the last day.
+    assert_eq!(arm["training_steps"], 1, "{arm}");
+    assert_eq!(job["steps_done"], 1);
+    assert!(
+        job["bench"]["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w.as_str().unwrap().contains("without run_command")),
+        "{job}"
+    );
+
+    // Each scored round's turn was sampled and rewarded by its score; the closing feedback's
+    // turn (nothing grades it) was not sampled.
+    let store = h.core().store();
+    store.flush().unwrap();
+    let mut rewards = Vec::new();
+    for state in metaclaw_store::SampleState::ALL {
+        for s in store.samples_in_state(*state, 100_000).unwrap() {
+            assert!(
+                s.session_id.starts_with("bench-skills-rl-"),
+                "{}",
+                s.session_id
+            );
+            assert_eq!(
+                s.reward_source,
+                Some(metaclaw_store::RewardSource::Verifier),
+                "{s:?}"
+            );
+            rewards.push(s.reward.unwrap());
+        }
+    }
+    rewards.sort_by(f64::total_cmp);
+    assert_eq!(rewards, [0.0, 0.0, 0.0, 0.0, 1.0]);
+    h.stop().await;
+    fake.shutdown().await;
+}
