@@ -200,6 +200,7 @@ async fn the_bench_runs_day_by_day_and_its_table_matches_a_hand_count() {
         arms[2]
     );
     let table = bench["table"].as_str().unwrap();
+    eprintln!("{table}");
     assert!(
         table.contains("35.0 [") && table.contains("95.0 ["),
         "{table}"
