@@ -54,7 +54,7 @@ export function BenchRun() {
           Benchmark folder <input value={dir} size={40} required onInput={(e) => setDir(e.currentTarget.value)} data-testid="bench-dir" />
         </label>
         <label>
-          Days <input type="number" min={1} value={days} placeholder="all" size={4} onInput={(e) => setDays(e.currentTarget.value)} />
+          Days <input type="number" min={1} value={days} placeholder="all" style={{ width: "5em" }} onInput={(e) => setDays(e.currentTarget.value)} />
         </label>
         {ARMS.map((a) => (
           <label key={a.name}>

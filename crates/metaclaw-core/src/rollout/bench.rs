@@ -172,7 +172,7 @@ impl TaskRunner {
         if count(RoundKind::FileCheck) > 0 && !settings.allow_commands {
             warnings.push(
                 "file_check rounds grade files the agent writes: without run_command \
-                 (--allow-commands, or the Settings switch) they cannot pass"
+                 (allow commands when starting the run) they cannot pass"
                     .into(),
             );
         }
