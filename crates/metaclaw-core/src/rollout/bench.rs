@@ -92,6 +92,18 @@ impl BenchArm {
     }
 }
 
+/// What every day of a run shares.
+struct RunContext<'a> {
+    agent: &'a ProxyAgent,
+    bench: &'a Bench,
+    settings: &'a EpisodeSettings,
+    /// The system message of every day.
+    system: &'a str,
+    /// Names this run's sessions.
+    tag: &'a str,
+    req: &'a BenchRequest,
+}
+
 /// Tells the agent where it works; the original's agent (OpenClaw) has the workspace as its
 /// working folder and the persona files in its system prompt.
 fn system_message(persona: Option<&str>, commands: bool) -> String {
@@ -210,9 +222,15 @@ impl TaskRunner {
                     if rl {
                         self.rl.hold_training(true);
                     }
-                    let result = self
-                        .bench_arm(&agent, &bench, arm, &settings, &system, &run_tag, req)
-                        .await;
+                    let ctx = RunContext {
+                        agent: &agent,
+                        bench: &bench,
+                        settings: &settings,
+                        system: &system,
+                        tag: &run_tag,
+                        req,
+                    };
+                    let result = self.bench_arm(&ctx, arm).await;
                     if rl {
                         self.rl.hold_training(false);
                     }
@@ -258,18 +276,13 @@ impl TaskRunner {
 
     /// Runs every day of `bench` in one arm; returns its run id, the graded rounds and the
     /// training steps taken.
-    #[allow(clippy::too_many_arguments)]
     async fn bench_arm(
         &self,
-        agent: &ProxyAgent,
-        bench: &Bench,
+        ctx: &RunContext<'_>,
         arm: BenchArm,
-        settings: &EpisodeSettings,
-        system: &str,
-        run_tag: &str,
-        req: &BenchRequest,
     ) -> Result<(i64, Vec<RoundOutcome>, u32), RolloutError> {
         let config = self.live.get();
+        let (bench, req) = (ctx.bench, ctx.req);
         let rl = arm == BenchArm::SkillsRl;
         let run_id = self.store.start_eval_run(
             &bench.dir.display().to_string(),
@@ -287,7 +300,7 @@ impl TaskRunner {
         let mut steps = 0u32;
         for (i, day) in bench.days.iter().enumerate() {
             self.update(|s| s.phase = format!("{}: {} ({})", arm.name(), day.id, day.desc));
-            let session = format!("bench-{}-{}-{}", arm.name(), &run_tag[..8], day.id);
+            let session = format!("bench-{}-{}-{}", arm.name(), &ctx.tag[..8], day.id);
             self.rl.pins().set(
                 &session,
                 SessionPin {
@@ -300,9 +313,7 @@ impl TaskRunner {
                 self.skills_off.lock().insert(session.clone());
                 self.store.mark_eval_session(&session, run_id)?;
             }
-            let result = self
-                .bench_day(agent, bench, day, &session, settings, system, rl, &config)
-                .await;
+            let result = self.bench_day(ctx, day, &session, rl, &config).await;
             self.rl.pins().remove(&session);
             self.skills_off.lock().remove(&session);
             for o in result? {
@@ -334,19 +345,16 @@ impl TaskRunner {
     }
 
     /// One day as one session; returns its graded rounds.
-    #[allow(clippy::too_many_arguments)]
     async fn bench_day(
         &self,
-        agent: &ProxyAgent,
-        bench: &Bench,
+        ctx: &RunContext<'_>,
         day: &Day,
         session: &str,
-        settings: &EpisodeSettings,
-        system: &str,
         rl: bool,
         config: &Config,
     ) -> Result<Vec<RoundOutcome>, RolloutError> {
-        let workspace = bench.workspace(day)?;
+        let (agent, settings) = (ctx.agent, ctx.settings);
+        let workspace = ctx.bench.workspace(day)?;
         let env = match python_env(workspace.path()) {
             Ok(Some(env)) => env,
             Ok(None) => {
@@ -358,7 +366,7 @@ impl TaskRunner {
             }
             Err(e) => return Err(RolloutError::Tasks(TaskError::Scratch(e))),
         };
-        let mut messages = vec![json!({"role": "system", "content": system})];
+        let mut messages = vec![json!({"role": "system", "content": ctx.system})];
         messages.extend(day.seed.iter().cloned());
         let mut feedback: Option<String> = None;
         let mut out = Vec::new();
