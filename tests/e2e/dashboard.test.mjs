@@ -94,7 +94,7 @@ async function expectValue(locator, re, timeout = TIMEOUT) {
   assert.fail(`expected ${locator} value to match ${re}, last: ${JSON.stringify(last.slice(0, 300))}`);
 }
 
-describe("dashboard", { timeout: 60_000 }, () => {
+describe("dashboard", { timeout: 90_000 }, () => {
   before(async () => {
     target = await startDaemon();
     console.log(`# target: ${target.kind} at ${target.base} (seeded by ${target.seeded})`);
@@ -195,6 +195,18 @@ describe("dashboard", { timeout: 60_000 }, () => {
     assert.doesNotMatch(await editor.inputValue(), new RegExp(edited));
     await page.waitForFunction(() => document.querySelectorAll(".history-row").length >= 3);
     await screenshot(page, SHOTS, "skill");
+  });
+
+  scenario("run MetaClaw-Bench from the Training page and read its table", async () => {
+    await go("training");
+    const card = page.locator(tid("bench-run"));
+    await card.locator(tid("bench-dir")).fill(path.join(REPO, "tests", "fixtures", "metaclaw-bench-mini"));
+    await card.locator(tid("bench-start")).click();
+    // The mock's replies write no file and give no \bbox: both arms score 0; RL is off here.
+    const table = card.locator(tid("bench-table"));
+    await expectText(table, /baseline[\s\S]*0\.0 %[\s\S]*0\/3[\s\S]*skills[\s\S]*skills-rl\s*Not run: RL is off/, 60_000);
+    await expectText(card.locator(tid("bench-progress")), /eval\/day02\/questions\.json line 38 skipped/);
+    await screenshot(page, SHOTS, "training-bench");
   });
 
   scenario("switch mode to rl in Settings and see it on Overview", async () => {

@@ -49,6 +49,9 @@ pub enum Command {
     Rollout(RolloutArgs),
     /// Evaluate a task split (never trained on), comparing arms.
     Eval(EvalArgs),
+    /// Run MetaClaw-Bench from a checkout (days serially through the proxy) and print the
+    /// paper's table per arm.
+    Bench(BenchArgs),
     /// List the trained adapter versions: which serves, their gate figures, why.
     Adapters,
     /// Serve an earlier adapter version again.
@@ -259,6 +262,33 @@ pub struct RolloutArgs {
     /// Offer the agent a run_command tool (confined to each episode's scratch folder).
     #[arg(long)]
     pub allow_commands: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    /// The benchmark folder of a MetaClaw checkout: benchmark/data/metaclaw-bench or
+    /// benchmark/data/metaclaw-bench-small (the 12-day variant). Nothing is downloaded.
+    pub dir: std::path::PathBuf,
+    /// Comma-separated: baseline (skills off), skills, skills-rl (skills on, training
+    /// between days; needs RL serving).
+    #[arg(long, default_value = "baseline,skills,skills-rl")]
+    pub arms: String,
+    /// Only the first N days.
+    #[arg(long)]
+    pub days: Option<u32>,
+    /// Requests per round, tool calls included; default openclaw_env_max_steps (15).
+    #[arg(long)]
+    pub max_steps: Option<u32>,
+    /// Offer the agent a run_command tool confined to the day's workspace copy (file_check
+    /// rounds need it to write files).
+    #[arg(long)]
+    pub allow_commands: bool,
+    /// The skills-rl arm trains after every N days (default 1).
+    #[arg(long)]
+    pub train_every: Option<u32>,
+    /// Print the report as JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]

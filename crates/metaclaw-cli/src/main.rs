@@ -1,5 +1,6 @@
 //! `metaclaw`: the headless daemon and its command line.
 
+mod bench_cmd;
 mod cli;
 mod config_cmd;
 mod connection;
@@ -52,6 +53,7 @@ fn main() -> ExitCode {
         Command::TrainStep { timeout } => train_cmd::run(&home, timeout),
         Command::Rollout(args) => tasks_cmd::rollout(&home, args),
         Command::Eval(args) => tasks_cmd::eval(&home, args),
+        Command::Bench(args) => bench_cmd::run(&home, args),
         Command::Adapters => tasks_cmd::adapters(&home),
         Command::Rollback { step } => tasks_cmd::rollback(&home, step),
         Command::Dashboard { print_url } => daemon::dashboard(&home, print_url),

@@ -887,3 +887,56 @@ fn json_of_env(home: &Path, user: &Path, path: &str, args: &[&str]) -> serde_jso
         .clone();
     serde_json::from_slice(&out).unwrap()
 }
+
+#[test]
+fn bench_runs_a_checkout_through_the_daemon_and_prints_the_table() {
+    let bench = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/fixtures/metaclaw-bench-mini"
+    );
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let mock = rt.block_on(MockUpstream::start()).unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let port = free_port();
+    std::fs::write(
+        home.path().join("config.yaml"),
+        format!(
+            "llm:\n  provider: custom\n  model_id: mock-model\n  api_base: {}\n  api_key: k\nproxy:\n  port: {port}\n  api_key: pk\nskills:\n  auto_evolve: false\nclaw_type: none\n",
+            mock.openai_base()
+        ),
+    )
+    .unwrap();
+    metaclaw(home.path()).arg("start").assert().success();
+    // The mock's default replies write no file and give no \bbox: every round scores 0.
+    metaclaw(home.path())
+        .args(["bench", bench, "--arms", "baseline,skills-rl"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "2 day(s), 5 rounds (3 file_check, 2 multi_choice)",
+        ))
+        .stdout(predicate::str::contains("0.0 [0.0–"))
+        .stdout(predicate::str::contains("(0/3)"))
+        .stdout(predicate::str::contains("skills-rl: not run: RL is off"))
+        .stderr(predicate::str::contains(
+            "eval/day02/questions.json line 38: not a round (missing field `eval`)",
+        ))
+        .stderr(predicate::str::contains("all_tests.json line 16"));
+    let report = json_of(
+        home.path(),
+        &[
+            "bench", bench, "--arms", "baseline", "--days", "1", "--json",
+        ],
+    );
+    assert_eq!(report["days"], 1, "{report}");
+    assert_eq!(report["arms"][0]["arm"], "baseline");
+    assert_eq!(report["arms"][0]["accuracy"]["n"], 3);
+    assert_eq!(report["arms"][0]["format_errors"], 1);
+    metaclaw(home.path())
+        .args(["bench", "/nonexistent/bench"])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("no all_tests.json"));
+    metaclaw(home.path()).arg("stop").assert().success();
+    rt.block_on(mock.stop());
+}

@@ -33,6 +33,8 @@ use tokio::sync::broadcast;
 
 use crate::live::LiveConfig;
 
+pub mod bench;
+
 /// Sessions whose turns get no skills (the skills-off arm).
 #[derive(Default)]
 pub struct SkillsOff(Mutex<HashSet<String>>);
@@ -123,6 +125,7 @@ pub struct EvalReport {
 pub enum JobKind {
     Rollout,
     Eval,
+    Bench,
 }
 
 /// The running (or last) rollout or evaluation, as the CLI and the Training page follow it.
@@ -138,6 +141,8 @@ pub struct JobStatus {
     pub steps_target: Option<u32>,
     pub curve: Vec<CurvePoint>,
     pub report: Option<EvalReport>,
+    /// A MetaClaw-Bench run: its table so far (arms are added as they finish).
+    pub bench: Option<bench::BenchReport>,
     pub problems: Vec<LineProblem>,
     pub warnings: Vec<String>,
     pub error: Option<String>,
@@ -278,6 +283,7 @@ impl TaskRunner {
                 "{}: {}",
                 match snapshot.kind {
                     Some(JobKind::Eval) => "eval",
+                    Some(JobKind::Bench) => "bench",
                     _ => "rollout",
                 },
                 snapshot.phase
@@ -322,6 +328,7 @@ impl TaskRunner {
         if s.running {
             return Err(RolloutError::Busy(match s.kind {
                 Some(JobKind::Eval) => "evaluation",
+                Some(JobKind::Bench) => "benchmark run",
                 _ => "rollout",
             }));
         }
@@ -706,41 +713,61 @@ impl TaskRunner {
         // Samples are written after their turn, one by one, off the request path: a turn
         // is trainable only once every sample of it has a reward.
         let samples = self.wait_for_samples(last, group as usize).await?;
-        let judge = metaclaw_rl::readiness::judge_configured(config);
-        let mut out = Vec::new();
+        let mut scores = Vec::with_capacity(samples.len());
         for s in &samples {
-            let verifier = if s.idx == 0 {
+            scores.push(if s.idx == 0 {
                 verdict.score
             } else {
                 verify_answer(task, &s.response_text, limits)
                     .await?
                     .map_or(0.0, |v| v.score)
-            };
+            });
+        }
+        self.apply_rewards(&r.turn_ids, &samples, &scores, verdict.score, config)
+            .await?;
+        Ok(scores)
+    }
+
+    /// Rewards an exchange's samples: the last turn's by `scores` (one per sample, in order;
+    /// combined with the judge by `rl.reward_combine`), the earlier turns' (tool calls)
+    /// first samples with the exchange's `score`.
+    async fn apply_rewards(
+        &self,
+        turn_ids: &[String],
+        samples: &[metaclaw_store::SampleRow],
+        scores: &[f64],
+        score: f64,
+        config: &Config,
+    ) -> Result<(), RolloutError> {
+        let Some(last) = turn_ids.last() else {
+            return Ok(());
+        };
+        let judge = metaclaw_rl::readiness::judge_configured(config);
+        for (s, verifier) in samples.iter().zip(scores) {
             let judged = if judge && config.rl.reward_combine != RewardCombine::Verifier {
                 self.wait_for_judge(last, s.idx).await?
             } else {
                 None
             };
-            let (reward, source) = combine(verifier, judged, config.rl.reward_combine);
+            let (reward, source) = combine(*verifier, judged, config.rl.reward_combine);
             self.store.set_sample_reward(last, s.idx, reward, source)?;
-            out.push(verifier);
         }
         self.store
-            .set_turn_reward(last, verdict.score, RewardSource::Verifier)?;
-        // Earlier turns (tool calls) share the episode's outcome; their extra samples were
+            .set_turn_reward(last, score, RewardSource::Verifier)?;
+        // Earlier turns (tool calls) share the exchange's outcome; their extra samples were
         // never continued, so nothing says how they would have done.
-        for turn in &r.turn_ids[..r.turn_ids.len() - 1] {
+        for turn in &turn_ids[..turn_ids.len() - 1] {
             for s in self.store.samples_for_turn(turn)? {
                 if s.idx == 0 {
                     self.store
-                        .set_sample_reward(turn, 0, verdict.score, RewardSource::Verifier)?;
+                        .set_sample_reward(turn, 0, score, RewardSource::Verifier)?;
                 } else {
                     self.store
                         .set_sample_state(vec![s.id], SampleState::Skipped, None)?;
                 }
             }
         }
-        Ok(out)
+        Ok(())
     }
 
     async fn wait_for_samples(

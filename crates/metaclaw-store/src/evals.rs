@@ -62,6 +62,70 @@ pub struct EvalOutcome {
     pub detail: String,
 }
 
+/// One graded round of a MetaClaw-Bench arm (`kind`: `file_check` or `multi_choice`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct BenchRound {
+    pub day: String,
+    pub round: String,
+    pub kind: String,
+    pub session_id: String,
+    pub passed: bool,
+    pub score: f64,
+    pub detail: String,
+}
+
+pub(crate) fn add_bench_round(conn: &Connection, run_id: i64, r: &BenchRound) -> Result<()> {
+    conn.prepare_cached(
+        "INSERT OR REPLACE INTO bench_rounds
+             (run_id, day, round, kind, session_id, passed, score, detail)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+    )?
+    .execute(params![
+        run_id,
+        r.day,
+        r.round,
+        r.kind,
+        r.session_id,
+        r.passed,
+        r.score,
+        r.detail
+    ])?;
+    Ok(())
+}
+
+/// Closes a bench arm's run with the totals of its rounds.
+pub(crate) fn finish_bench_run(conn: &Connection, run_id: i64, at: &str) -> Result<()> {
+    conn.prepare_cached(
+        "UPDATE eval_runs SET finished_at = ?2,
+             successes = (SELECT count(*) FROM bench_rounds WHERE run_id = ?1 AND passed = 1),
+             trials = (SELECT count(*) FROM bench_rounds WHERE run_id = ?1),
+             mean_score = (SELECT avg(score) FROM bench_rounds WHERE run_id = ?1)
+         WHERE id = ?1",
+    )?
+    .execute(params![run_id, at])?;
+    Ok(())
+}
+
+pub(crate) fn bench_rounds(conn: &Connection, run_id: i64) -> Result<Vec<BenchRound>> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT day, round, kind, session_id, passed, score, detail FROM bench_rounds
+             WHERE run_id = ?1 ORDER BY day, round",
+        )?
+        .query_map([run_id], |r| {
+            Ok(BenchRound {
+                day: r.get(0)?,
+                round: r.get(1)?,
+                kind: r.get(2)?,
+                session_id: r.get(3)?,
+                passed: r.get(4)?,
+                score: r.get(5)?,
+                detail: r.get(6)?,
+            })
+        })?
+        .collect::<rusqlite::Result<_>>()?)
+}
+
 /// A trained adapter.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct AdapterVersion {

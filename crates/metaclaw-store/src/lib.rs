@@ -40,7 +40,7 @@ mod writer;
 pub use backlog::{Backlog, DEFAULT_LIMIT_BYTES, return_memory_to_os};
 pub use enums::ParseEnumError;
 pub use error::{Result, StoreError};
-pub use evals::{AdapterStatus, AdapterVersion, EvalOutcome, EvalPurpose, EvalRun};
+pub use evals::{AdapterStatus, AdapterVersion, BenchRound, EvalOutcome, EvalPurpose, EvalRun};
 pub use evidence::{ControlCause, EvidenceArm, FollowUp, OutcomeCounts};
 pub use evolution_runs::{EvolutionRunRow, EvolutionRunStatus, EvolutionTrigger, NewEvolutionRun};
 pub use feedback::Feedback;

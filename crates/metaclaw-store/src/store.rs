@@ -14,7 +14,7 @@ use crate::backlog::{Backlog, DEFAULT_LIMIT_BYTES};
 use crate::error::{Result, StoreError};
 #[cfg(test)]
 use crate::evals::AdapterStatus;
-use crate::evals::{self, AdapterVersion, EvalOutcome, EvalPurpose, EvalRun};
+use crate::evals::{self, AdapterVersion, BenchRound, EvalOutcome, EvalPurpose, EvalRun};
 use crate::evidence::{self, EvidenceArm, OutcomeCounts};
 use crate::evolution_runs::{self, EvolutionRunRow, NewEvolutionRun};
 use crate::feedback::{self, Feedback};
@@ -718,6 +718,20 @@ impl Store {
         evals::outcomes(&self.read(), run_id)
     }
 
+    pub fn add_bench_round(&self, run_id: i64, round: BenchRound) -> Result<()> {
+        self.call(move |conn| in_transaction(conn, |tx| evals::add_bench_round(tx, run_id, &round)))
+    }
+
+    /// Closes a bench arm's run: its totals are counted from its rounds.
+    pub fn finish_bench_run(&self, run_id: i64) -> Result<()> {
+        let at = timestamp::format(self.clock.now());
+        self.call(move |conn| in_transaction(conn, |tx| evals::finish_bench_run(tx, run_id, &at)))
+    }
+
+    pub fn bench_rounds(&self, run_id: i64) -> Result<Vec<BenchRound>> {
+        evals::bench_rounds(&self.read(), run_id)
+    }
+
     /// Records an adapter version (or updates it); a serving one makes the others `kept`.
     pub fn upsert_adapter_version(&self, version: AdapterVersion) -> Result<()> {
         self.call(move |conn| in_transaction(conn, |tx| evals::upsert_adapter(tx, &version)))
@@ -870,6 +884,36 @@ mod tests {
         assert_eq!(runs[0].mean_score, Some(0.5));
         assert_eq!(runs[0].adapter_step, Some(3));
         assert_eq!(store.eval_outcomes(run).unwrap().len(), 2);
+
+        // A bench arm: many rounds of one day session, totals from its rounds.
+        let bench = store
+            .start_eval_run(
+                "/bench",
+                "metaclaw-bench",
+                EvalPurpose::Eval,
+                "skills",
+                None,
+            )
+            .unwrap();
+        for (round, kind, score) in [("r1", "file_check", 1.0), ("r2", "multi_choice", 0.5)] {
+            let r = BenchRound {
+                day: "day01".into(),
+                round: round.into(),
+                kind: kind.into(),
+                session_id: "bench-day01".into(),
+                passed: score == 1.0,
+                score,
+                detail: String::new(),
+            };
+            store.add_bench_round(bench, r).unwrap();
+        }
+        store.finish_bench_run(bench).unwrap();
+        let run = store.eval_runs(10).unwrap().pop().unwrap();
+        assert_eq!(
+            (run.successes, run.trials, run.mean_score),
+            (1, 2, Some(0.75))
+        );
+        assert_eq!(store.bench_rounds(bench).unwrap()[1].kind, "multi_choice");
 
         let version = |step, status| AdapterVersion {
             step,

@@ -44,6 +44,9 @@ pub struct CommandOutput {
     pub sandboxed: bool,
 }
 
+/// The `PATH` a confined command starts with (the caller's `env` may replace it).
+pub const CONFINED_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
+
 /// Where bubblewrap is, if installed (looked up once).
 pub fn sandbox() -> Option<&'static Path> {
     static BWRAP: OnceLock<Option<PathBuf>> = OnceLock::new();
@@ -99,7 +102,7 @@ pub async fn run_confined(
     command
         .current_dir(&dir)
         .env_clear()
-        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+        .env("PATH", CONFINED_PATH)
         .env("HOME", &dir)
         .env("TMPDIR", &dir)
         .env("LANG", "C.UTF-8")

@@ -5,6 +5,7 @@
 
 use std::collections::BTreeMap;
 use std::future::Future;
+use std::path::Path;
 use std::pin::Pin;
 
 use serde::{Deserialize, Serialize};
@@ -108,13 +109,63 @@ pub async fn run_episode(
             return result;
         }
     };
-    let tools = settings.allow_commands && sandbox().is_some();
     let mut messages = vec![json!({"role": "user", "content": task.instruction})];
+    let turns = run_turns(
+        agent,
+        session_id,
+        &mut messages,
+        scratch.path(),
+        settings,
+        true,
+    )
+    .await;
+    result.answer = turns.answer;
+    result.steps = turns.steps;
+    result.turn_ids = turns.turn_ids;
+    result.error = turns.error;
+    if result.error.is_none() {
+        result.verdict = verify(
+            &task.verifiers,
+            &result.answer,
+            scratch.path(),
+            &settings.limits,
+        )
+        .await;
+    }
+    result
+}
+
+/// What one exchange of a session did: the final answer, the requests it took and the
+/// proxy's turn ids.
+#[derive(Debug, Clone, Default)]
+pub struct Turns {
+    pub answer: String,
+    pub steps: u32,
+    pub turn_ids: Vec<String>,
+    pub error: Option<String>,
+}
+
+/// Sends `messages` (the whole conversation so far) as session `session_id` until the model
+/// answers without a tool call, running `run_command` calls in `dir` when allowed. The
+/// assistant's messages and tool results are appended to `messages`, so a caller can
+/// continue the same conversation (MetaClaw-Bench's rounds of one day). With `close`, the
+/// session ends with this exchange.
+pub async fn run_turns(
+    agent: &dyn Agent,
+    session_id: &str,
+    messages: &mut Vec<Value>,
+    dir: &Path,
+    settings: &EpisodeSettings,
+    close: bool,
+) -> Turns {
+    let mut out = Turns::default();
+    let tools = settings.allow_commands && sandbox().is_some();
     let mut closed = false;
     let max_steps = settings.max_steps.max(1);
     for step in 1..=max_steps {
         // Without tools the first answer is the final one.
-        let done = !tools || step == max_steps;
+        let last = !tools || step == max_steps;
+        let done = close && last;
         let mut body = json!({"model": settings.model, "messages": messages});
         if let Some(t) = settings.temperature {
             body["temperature"] = json!(t);
@@ -135,50 +186,43 @@ pub async fn run_episode(
         {
             Ok(r) => r,
             Err(e) => {
-                result.error = Some(e.to_string());
+                out.error = Some(e.to_string());
                 break;
             }
         };
         closed = done;
-        result.steps = step;
-        result.turn_ids.extend(reply.turn_id.clone());
+        out.steps = step;
+        out.turn_ids.extend(reply.turn_id.clone());
         let message = reply.body["choices"][0]["message"].clone();
         let content = message["content"].as_str().unwrap_or_default().to_owned();
         let calls = message["tool_calls"]
             .as_array()
             .cloned()
             .unwrap_or_default();
-        if calls.is_empty() || !tools || done {
-            result.answer = content;
+        if calls.is_empty() || !tools || last {
+            messages.push(json!({"role": "assistant", "content": content}));
+            out.answer = content;
             break;
         }
         messages.push(message);
         for call in calls {
-            let output = run_tool(&call, scratch.path(), &settings.limits).await;
+            let output = run_tool(&call, dir, &settings.limits).await;
             messages.push(json!({"role": "tool",
                 "tool_call_id": call["id"].as_str().unwrap_or_default(),
                 "content": output}));
         }
     }
-    if !closed
-        && result.steps > 0
+    if close
+        && !closed
+        && out.steps > 0
         && let Err(e) = agent.end_session(session_id).await
     {
         tracing::warn!(error = %e, session = session_id, "episode: session not ended");
     }
-    if result.error.is_none() {
-        result.verdict = verify(
-            &task.verifiers,
-            &result.answer,
-            scratch.path(),
-            &settings.limits,
-        )
-        .await;
-    }
-    result
+    out
 }
 
-async fn run_tool(call: &Value, dir: &std::path::Path, limits: &CommandLimits) -> String {
+async fn run_tool(call: &Value, dir: &Path, limits: &CommandLimits) -> String {
     let name = call["function"]["name"].as_str().unwrap_or_default();
     if name != "run_command" {
         return format!("error: unknown tool {name:?}; the only tool is run_command");

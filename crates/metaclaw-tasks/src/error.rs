@@ -16,6 +16,8 @@ pub enum TaskError {
     Scratch(std::io::Error),
     #[error("could not run the command: {0}")]
     Spawn(std::io::Error),
+    #[error("{0}")]
+    Bench(String),
     #[error("the agent's request failed: {0}")]
     Chat(String),
 }

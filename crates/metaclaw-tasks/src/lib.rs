@@ -6,6 +6,7 @@
 //! Invariant: an episode's commands run only in its own scratch folder, under a time limit
 //! and an output cap; the agent's `run_command` is offered only when allowed and sandboxed.
 
+pub mod bench;
 pub mod command;
 pub mod episode;
 mod error;
@@ -17,6 +18,6 @@ pub mod verify;
 pub use command::{CommandLimits, CommandOutput};
 pub use episode::{Agent, AgentFuture, ChatReply, ChatRequest, EpisodeResult, EpisodeSettings};
 pub use error::TaskError;
-pub use stats::{SuccessRate, newcombe, wilson};
+pub use stats::{MeanScore, SuccessRate, newcombe, wilson};
 pub use task::{LineProblem, Task, TaskSet};
 pub use verify::{Verdict, Verifier};

@@ -12,18 +12,41 @@ pub struct Scratch {
 impl Scratch {
     /// A new folder holding a copy of `workspace` (a file, or a folder's contents).
     pub fn new(workspace: Option<&Path>) -> Result<Scratch, TaskError> {
+        let scratch = Scratch::empty()?;
+        if let Some(src) = workspace {
+            match src.file_name() {
+                Some(name) if !src.is_dir() => scratch.add(src, Path::new(name))?,
+                _ => scratch.add(src, Path::new(""))?,
+            }
+        }
+        Ok(scratch)
+    }
+
+    /// A new empty folder.
+    pub fn empty() -> Result<Scratch, TaskError> {
         let dir = tempfile::Builder::new()
             .prefix("metaclaw-episode-")
             .tempdir()
             .map_err(TaskError::Scratch)?;
-        if let Some(src) = workspace {
-            if src.is_dir() {
-                copy_dir(src, dir.path()).map_err(TaskError::Scratch)?;
-            } else if let Some(name) = src.file_name() {
-                std::fs::copy(src, dir.path().join(name)).map_err(TaskError::Scratch)?;
-            }
-        }
         Ok(Scratch { dir })
+    }
+
+    /// Copies `src` (a file, or a folder's contents) to `rel` inside the folder (`""` for
+    /// its root), creating the folders on the way.
+    pub fn add(&self, src: &Path, rel: &Path) -> Result<(), TaskError> {
+        let to = self.dir.path().join(rel);
+        let copy = || -> std::io::Result<()> {
+            if src.is_dir() {
+                std::fs::create_dir_all(&to)?;
+                copy_dir(src, &to)
+            } else {
+                if let Some(parent) = to.parent() {
+                    std::fs::create_dir_all(parent)?;
+                }
+                std::fs::copy(src, &to).map(|_| ())
+            }
+        };
+        copy().map_err(TaskError::Scratch)
     }
 
     pub fn path(&self) -> &Path {

@@ -80,7 +80,7 @@ impl Choices {
     }
 
     /// Score 1 − (false positives + false negatives) / options, and whether the set is exact.
-    fn score(&self, answer: &str) -> (f64, bool, String) {
+    pub fn score(&self, answer: &str) -> (f64, bool, String) {
         let Some(chosen) = bbox_letters(answer) else {
             return (0.0, false, "no \\bbox{…} answer found".into());
         };

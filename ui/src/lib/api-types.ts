@@ -520,6 +520,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/bench": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Start a MetaClaw-Bench run on a checkout of the benchmark: days serially through the proxy in the paper's arms (baseline, skills, skills + RL); follow it and read its table on /api/rollouts */
+        post: operations["startBench"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/evals/skills": {
         parameters: {
             query?: never;
@@ -938,6 +955,41 @@ export interface components {
             mean_score: number | null;
             outcomes: components["schemas"]["EvalOutcome"][];
         };
+        /** @description One arm's row. */
+        ArmTable: {
+            arm: string;
+            /** @description Why the arm did not run (RL off, say); the figures are then empty. */
+            not_run: string | null;
+            /** @description Mean score over every round. */
+            accuracy: components["schemas"]["MeanScore"];
+            /** @description file_check rounds passed. */
+            file_check: components["schemas"]["SuccessRate"];
+            /** @description multi_choice mean score (partial credit). */
+            multi_choice: components["schemas"]["MeanScore"];
+            /** @description multi_choice rounds answered with exactly the right set. */
+            multi_choice_exact: components["schemas"]["SuccessRate"];
+            /**
+             * Format: uint64
+             * @description multi_choice replies without a `\bbox{…}`.
+             */
+            format_errors: number;
+            /**
+             * Format: uint64
+             * @description Rounds whose request to the agent failed (scored 0).
+             */
+            errors: number;
+            /**
+             * Format: uint32
+             * @description Training steps taken between days (the skills + RL arm).
+             */
+            training_steps: number;
+            days: components["schemas"]["DayScore"][];
+            /**
+             * Format: int64
+             * @description The stored evaluation run holding the round outcomes.
+             */
+            run_id: number | null;
+        };
         /** @description Whose credential the proxy sends upstream. */
         AuthMethod: "api_key" | "passthrough";
         /**
@@ -955,6 +1007,63 @@ export interface components {
         };
         /** @enum {string} */
         BandKind: "sleep" | "calendar" | "training";
+        /** @description The table of a benchmark run, filled arm by arm. */
+        BenchReport: {
+            dir: string;
+            name: string;
+            /** Format: uint32 */
+            days: number;
+            /** Format: uint32 */
+            rounds: number;
+            /** Format: uint32 */
+            file_check_rounds: number;
+            /** Format: uint32 */
+            multi_choice_rounds: number;
+            arms: components["schemas"]["ArmTable"][];
+            /** @description Files or rounds that were skipped, with their file and line. */
+            problems: components["schemas"]["FileProblem"][];
+            warnings: string[];
+            /** @description The table as `metaclaw bench` prints it. */
+            table: string;
+        };
+        /** @description What a benchmark run is asked to do (`metaclaw bench`). */
+        BenchRequest: {
+            /**
+             * @description The benchmark variant folder of a checkout (`benchmark/data/metaclaw-bench` or
+             *     `benchmark/data/metaclaw-bench-small`).
+             * @default
+             */
+            dir: string;
+            /**
+             * @description `baseline`, `skills`, `skills-rl`; default all three, in that order.
+             * @default []
+             */
+            arms: string[];
+            /**
+             * Format: uint32
+             * @description Only the first N days.
+             * @default null
+             */
+            days: number | null;
+            /**
+             * Format: uint32
+             * @description Requests per round, tool calls included (default `openclaw_env_max_steps`).
+             * @default null
+             */
+            max_steps: number | null;
+            /**
+             * @description Offer `run_command`, which `file_check` rounds need to write files (default
+             *     `openclaw_env_allow_commands`).
+             * @default null
+             */
+            allow_commands: boolean | null;
+            /**
+             * Format: uint32
+             * @description The skills + RL arm trains after every N days (default 1), never after the last.
+             * @default null
+             */
+            train_every: number | null;
+        };
         BulkInput: {
             action: components["schemas"]["Decision"];
             ids: number[];
@@ -1344,6 +1453,12 @@ export interface components {
              */
             retention_days: number;
         };
+        /** @description One day's mean score. */
+        DayScore: {
+            day: string;
+            arc: string | null;
+            accuracy: components["schemas"]["MeanScore"];
+        };
         /** @enum {string} */
         Decision: "approve" | "reject";
         /** @description An agent found on this machine, for the onboarding's "connect your agent" step. */
@@ -1663,6 +1778,14 @@ export interface components {
         };
         /** @description How a setting is edited. */
         FieldKind: ("bool" | "int" | "float" | "text") | "secret" | "enum" | "list" | "path" | "url";
+        /** @description A file (or part of one) that was skipped, and why. */
+        FileProblem: {
+            /** @description Relative to the benchmark folder. */
+            file: string;
+            /** Format: uint */
+            line: number | null;
+            message: string;
+        };
         Finding: {
             path: string;
             level: components["schemas"]["Level"];
@@ -1747,7 +1870,7 @@ export interface components {
             end: string;
         };
         /** @enum {string} */
-        JobKind: "rollout" | "eval";
+        JobKind: "rollout" | "eval" | "bench";
         /** @description The running (or last) rollout or evaluation, as the CLI and the Training page follow it. */
         JobStatus: {
             kind: components["schemas"]["JobKind"] | null;
@@ -1764,6 +1887,8 @@ export interface components {
             steps_target: number | null;
             curve: components["schemas"]["CurvePoint"][];
             report: components["schemas"]["EvalReport"] | null;
+            /** @description A MetaClaw-Bench run: its table so far (arms are added as they finish). */
+            bench: components["schemas"]["BenchReport"] | null;
             problems: components["schemas"]["LineProblem"][];
             warnings: string[];
             error: string | null;
@@ -1856,6 +1981,29 @@ export interface components {
          * @enum {string}
          */
         LossFn: "importance_sampling" | "ppo" | "cispo";
+        /**
+         * @description The mean of scores in [0, 1] (partial credit) with a 95 % interval. A variable bounded
+         *     by [0, 1] with mean p has a variance of at most p(1 − p), the Bernoulli case, so the
+         *     Wilson interval at p is a conservative interval for the mean.
+         */
+        MeanScore: {
+            /**
+             * Format: uint64
+             * @description Scores averaged.
+             */
+            n: number;
+            /**
+             * Format: double
+             * @description Their sum.
+             */
+            total: number;
+            /** Format: double */
+            mean: number;
+            /** Format: double */
+            low: number;
+            /** Format: double */
+            high: number;
+        };
         MergeInput: {
             /** @description The skill merged into this one; it is disabled when the proposal is approved. */
             absorb: string;
@@ -2974,10 +3122,13 @@ export type AgentSetup = components['schemas']['AgentSetup'];
 export type ApiError = components['schemas']['ApiError'];
 export type ApproveInput = components['schemas']['ApproveInput'];
 export type ArmReport = components['schemas']['ArmReport'];
+export type ArmTable = components['schemas']['ArmTable'];
 export type AuthMethod = components['schemas']['AuthMethod'];
 export type Author = components['schemas']['Author'];
 export type Band = components['schemas']['Band'];
 export type BandKind = components['schemas']['BandKind'];
+export type BenchReport = components['schemas']['BenchReport'];
+export type BenchRequest = components['schemas']['BenchRequest'];
 export type BulkInput = components['schemas']['BulkInput'];
 export type BulkItem = components['schemas']['BulkItem'];
 export type BulkResult = components['schemas']['BulkResult'];
@@ -2999,6 +3150,7 @@ export type Counts = components['schemas']['Counts'];
 export type Counts2 = components['schemas']['Counts2'];
 export type CurvePoint = components['schemas']['CurvePoint'];
 export type DataInfo = components['schemas']['DataInfo'];
+export type DayScore = components['schemas']['DayScore'];
 export type Decision = components['schemas']['Decision'];
 export type DetectedAgent = components['schemas']['DetectedAgent'];
 export type Dialect = components['schemas']['Dialect'];
@@ -3028,6 +3180,7 @@ export type ExportQuery = components['schemas']['ExportQuery'];
 export type FeedbackInput = components['schemas']['FeedbackInput'];
 export type FieldError = components['schemas']['FieldError'];
 export type FieldKind = components['schemas']['FieldKind'];
+export type FileProblem = components['schemas']['FileProblem'];
 export type Finding = components['schemas']['Finding'];
 export type GroupInfo = components['schemas']['GroupInfo'];
 export type HealthFlag = components['schemas']['HealthFlag'];
@@ -3049,6 +3202,7 @@ export type LlmProvider = components['schemas']['LlmProvider'];
 export type LogFile = components['schemas']['LogFile'];
 export type LoginCode = components['schemas']['LoginCode'];
 export type LossFn = components['schemas']['LossFn'];
+export type MeanScore = components['schemas']['MeanScore'];
 export type MergeInput = components['schemas']['MergeInput'];
 export type Mode = components['schemas']['Mode'];
 export type OpdConfig = components['schemas']['OpdConfig'];
@@ -3991,6 +4145,31 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": components["schemas"]["EvalRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobStatus"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    startBench: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["BenchRequest"];
             };
         };
         responses: {

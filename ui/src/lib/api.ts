@@ -151,6 +151,10 @@ export const api = {
   startEval: (b: { dir?: string; split?: string; arms: string[] }) =>
     call("/api/evals", "post", { body: { dir: b.dir ?? null, split: b.split ?? null, arms: b.arms, concurrency: null, max_steps: null } }),
   skillsComparison: () => call("/api/evals/skills", "get"),
+  startBench: (b: { dir: string; arms: string[]; days?: number; allow_commands?: boolean }) =>
+    call("/api/bench", "post", {
+      body: { dir: b.dir, arms: b.arms, days: b.days ?? null, max_steps: null, allow_commands: b.allow_commands ?? null, train_every: null },
+    }),
   adapters: () => call("/api/adapters", "get"),
   rollbackAdapter: (step: number) => call("/api/adapters/{step}/rollback", "post", { path: { step } }),
   scheduler: () => call("/api/scheduler", "get"),

@@ -7,6 +7,7 @@ import { useResource } from "../lib/resource";
 import { href } from "../lib/router";
 import { useTheme } from "../lib/theme";
 import { Badge, Card, Empty, ErrorBox, Loading, PageHeader, Progress } from "../components/ui";
+import { BenchRun } from "./TrainingBench";
 import { TaskRollouts } from "./TrainingTasks";
 
 const CHARTS: { name: ChartName; title: string; alt: string }[] = [
@@ -47,6 +48,7 @@ export function TrainingPage() {
       <ErrorBox message={steps.error} />
       {!rlOff && <RlStartup />}
       {!rlOff && <TaskRollouts />}
+      <BenchRun />
       {showEmpty && (
         <Empty title="RL is off — enable it in Settings" testid="training-empty">
           <p>

@@ -72,7 +72,7 @@ export function TaskRollouts() {
         {j?.kind && (
           <div data-testid="rollout-progress">
             <p class="muted small">
-              {j.kind === "eval" ? "Evaluation" : "Rollout"}: {j.phase}
+              {j.kind === "eval" ? "Evaluation" : j.kind === "bench" ? "MetaClaw-Bench" : "Rollout"}: {j.phase}
               {j.steps_target ? ` — ${j.steps_done}/${j.steps_target} steps` : ""}
             </p>
             {j.running && <Progress value={j.episodes_total ? j.episodes_done / j.episodes_total : null} label="Episodes done" />}

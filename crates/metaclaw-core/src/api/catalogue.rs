@@ -63,6 +63,7 @@ pub(crate) fn entries() -> Vec<Entry> {
         entry::<tasks::StartRollout>(),
         entry::<tasks::GetJob>(),
         entry::<tasks::StartEval>(),
+        entry::<tasks::StartBench>(),
         entry::<tasks::ListEvals>(),
         entry::<tasks::GetSkillsComparison>(),
         entry::<tasks::ListAdapters>(),

@@ -4,6 +4,7 @@
 use metaclaw_store::{AdapterVersion, EvalRun};
 
 use crate::api::{Api, ApiError, ErrorCode, Method, NoInput, Operation};
+use crate::rollout::bench::BenchRequest;
 use crate::rollout::{EvalRequest, JobStatus, RolloutError, RolloutRequest, TaskRunner};
 use crate::skills_comparison::{MIN_TRIALS, SkillsComparison, skills_comparison};
 
@@ -77,6 +78,21 @@ impl Operation for StartEval {
 
     async fn run(api: &Api, _: (), req: EvalRequest) -> Result<JobStatus, ApiError> {
         Ok(runner(api)?.start_eval(req)?)
+    }
+}
+
+pub struct StartBench;
+
+impl Operation for StartBench {
+    const METHOD: Method = Method::Post;
+    const PATH: &'static str = "/api/bench";
+    const SUMMARY: &'static str = "Start a MetaClaw-Bench run on a checkout of the benchmark: days serially through the proxy in the paper's arms (baseline, skills, skills + RL); follow it and read its table on /api/rollouts";
+    type Path = ();
+    type Input = BenchRequest;
+    type Output = JobStatus;
+
+    async fn run(api: &Api, _: (), req: BenchRequest) -> Result<JobStatus, ApiError> {
+        Ok(runner(api)?.start_bench(req)?)
     }
 }
 

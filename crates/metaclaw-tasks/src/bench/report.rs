@@ -1,0 +1,265 @@
+//! The table a benchmark run prints, one row per arm. The columns follow the benchmark's
+//! own scoring: overall accuracy is the mean round score (multiple choice with partial
+//! credit, a file check 1 or 0), file checks are a pass rate, multiple choice is its mean
+//! score and its exact-match rate. Each figure has a 95 % interval and its counts.
+
+use serde::{Deserialize, Serialize};
+
+use super::round::RoundKind;
+use crate::stats::{MeanScore, SuccessRate};
+
+/// One graded round of one arm.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct RoundOutcome {
+    pub day: String,
+    pub round: String,
+    pub kind: RoundKind,
+    pub session_id: String,
+    pub passed: bool,
+    pub score: f64,
+    pub detail: String,
+}
+
+/// One day's mean score.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct DayScore {
+    pub day: String,
+    pub arc: Option<String>,
+    pub accuracy: MeanScore,
+}
+
+/// One arm's row.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ArmTable {
+    pub arm: String,
+    /// Why the arm did not run (RL off, say); the figures are then empty.
+    pub not_run: Option<String>,
+    /// Mean score over every round.
+    pub accuracy: MeanScore,
+    /// file_check rounds passed.
+    pub file_check: SuccessRate,
+    /// multi_choice mean score (partial credit).
+    pub multi_choice: MeanScore,
+    /// multi_choice rounds answered with exactly the right set.
+    pub multi_choice_exact: SuccessRate,
+    /// multi_choice replies without a `\bbox{…}`.
+    pub format_errors: u64,
+    /// Rounds whose request to the agent failed (scored 0).
+    pub errors: u64,
+    /// Training steps taken between days (the skills + RL arm).
+    pub training_steps: u32,
+    pub days: Vec<DayScore>,
+    /// The stored evaluation run holding the round outcomes.
+    pub run_id: Option<i64>,
+}
+
+impl ArmTable {
+    /// The row of an arm that did not run.
+    pub fn not_run(arm: &str, reason: String) -> ArmTable {
+        let mut t = ArmTable::from_outcomes(arm, &[], &[]);
+        t.not_run = Some(reason);
+        t
+    }
+
+    /// `days` gives the order and arc of each day.
+    pub fn from_outcomes(
+        arm: &str,
+        outcomes: &[RoundOutcome],
+        days: &[(String, Option<String>)],
+    ) -> ArmTable {
+        let scores = |kind: Option<RoundKind>| -> Vec<f64> {
+            outcomes
+                .iter()
+                .filter(|o| kind.is_none_or(|k| o.kind == k))
+                .map(|o| o.score)
+                .collect()
+        };
+        let count = |kind: RoundKind, pass: bool| {
+            outcomes
+                .iter()
+                .filter(|o| o.kind == kind && (!pass || o.passed))
+                .count() as u64
+        };
+        let per_day = days
+            .iter()
+            .filter_map(|(day, arc)| {
+                let s: Vec<f64> = outcomes
+                    .iter()
+                    .filter(|o| &o.day == day)
+                    .map(|o| o.score)
+                    .collect();
+                (!s.is_empty()).then(|| DayScore {
+                    day: day.clone(),
+                    arc: arc.clone(),
+                    accuracy: MeanScore::new(&s),
+                })
+            })
+            .collect();
+        ArmTable {
+            arm: arm.to_owned(),
+            not_run: None,
+            accuracy: MeanScore::new(&scores(None)),
+            file_check: SuccessRate::new(
+                count(RoundKind::FileCheck, true),
+                count(RoundKind::FileCheck, false),
+            ),
+            multi_choice: MeanScore::new(&scores(Some(RoundKind::MultiChoice))),
+            multi_choice_exact: SuccessRate::new(
+                count(RoundKind::MultiChoice, true),
+                count(RoundKind::MultiChoice, false),
+            ),
+            format_errors: outcomes
+                .iter()
+                .filter(|o| o.kind == RoundKind::MultiChoice && o.detail.starts_with("no \\bbox"))
+                .count() as u64,
+            errors: outcomes
+                .iter()
+                .filter(|o| o.detail.starts_with("error: "))
+                .count() as u64,
+            training_steps: 0,
+            days: per_day,
+            run_id: None,
+        }
+    }
+}
+
+fn pct(x: f64) -> String {
+    format!("{:.1}", x * 100.0)
+}
+
+/// The table as text: one row per arm, figures in percent with their 95 % interval and
+/// counts underneath.
+pub fn render(arms: &[ArmTable]) -> String {
+    let header = [
+        "arm",
+        "accuracy %",
+        "file_check passed %",
+        "multi_choice score %",
+        "multi_choice exact %",
+    ];
+    let mut rows: Vec<[String; 5]> = vec![header.map(str::to_owned)];
+    let mut notes = Vec::new();
+    for a in arms {
+        if let Some(why) = &a.not_run {
+            notes.push(format!("{}: not run: {why}", a.arm));
+            rows.push([
+                a.arm.clone(),
+                "not run".into(),
+                "-".into(),
+                "-".into(),
+                "-".into(),
+            ]);
+            continue;
+        }
+        rows.push([
+            a.arm.clone(),
+            format!(
+                "{} [{}–{}] ({:.2}/{})",
+                pct(a.accuracy.mean),
+                pct(a.accuracy.low),
+                pct(a.accuracy.high),
+                a.accuracy.total,
+                a.accuracy.n
+            ),
+            format!(
+                "{} [{}–{}] ({}/{})",
+                pct(a.file_check.rate),
+                pct(a.file_check.low),
+                pct(a.file_check.high),
+                a.file_check.successes,
+                a.file_check.trials
+            ),
+            format!(
+                "{} [{}–{}] ({:.2}/{})",
+                pct(a.multi_choice.mean),
+                pct(a.multi_choice.low),
+                pct(a.multi_choice.high),
+                a.multi_choice.total,
+                a.multi_choice.n
+            ),
+            format!(
+                "{} [{}–{}] ({}/{})",
+                pct(a.multi_choice_exact.rate),
+                pct(a.multi_choice_exact.low),
+                pct(a.multi_choice_exact.high),
+                a.multi_choice_exact.successes,
+                a.multi_choice_exact.trials
+            ),
+        ]);
+        let mut extra = Vec::new();
+        if a.format_errors > 0 {
+            extra.push(format!("{} reply(ies) without \\bbox", a.format_errors));
+        }
+        if a.errors > 0 {
+            extra.push(format!("{} failed request(s), scored 0", a.errors));
+        }
+        if a.training_steps > 0 {
+            extra.push(format!(
+                "{} training step(s) between days",
+                a.training_steps
+            ));
+        }
+        if !extra.is_empty() {
+            notes.push(format!("{}: {}", a.arm, extra.join(", ")));
+        }
+    }
+    let widths: Vec<usize> = (0..5)
+        .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
+        .collect();
+    let mut out = String::new();
+    for r in &rows {
+        let line: Vec<String> = r
+            .iter()
+            .zip(&widths)
+            .map(|(c, w)| format!("{c:<w$}"))
+            .collect();
+        out.push_str(line.join("  ").trim_end());
+        out.push('\n');
+    }
+    for n in notes {
+        out.push_str(&n);
+        out.push('\n');
+    }
+    out.trim_end().to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn o(day: &str, kind: RoundKind, passed: bool, score: f64) -> RoundOutcome {
+        RoundOutcome {
+            day: day.into(),
+            round: "r".into(),
+            kind,
+            session_id: "s".into(),
+            passed,
+            score,
+            detail: String::new(),
+        }
+    }
+
+    #[test]
+    fn the_row_is_the_benchmarks_scoring() {
+        let days = [("day01".to_owned(), Some("A".to_owned()))];
+        let t = ArmTable::from_outcomes(
+            "skills",
+            &[
+                o("day01", RoundKind::FileCheck, true, 1.0),
+                o("day01", RoundKind::FileCheck, false, 0.0),
+                o("day01", RoundKind::MultiChoice, true, 1.0),
+                o("day01", RoundKind::MultiChoice, false, 0.5),
+            ],
+            &days,
+        );
+        assert_eq!(t.accuracy.mean, 2.5 / 4.0);
+        assert_eq!((t.file_check.successes, t.file_check.trials), (1, 2));
+        assert_eq!(t.multi_choice.mean, 0.75);
+        assert_eq!(t.multi_choice_exact.successes, 1);
+        assert_eq!(t.days[0].accuracy.n, 4);
+        let text = render(&[t, ArmTable::not_run("skills-rl", "RL is off".into())]);
+        assert!(text.contains("62.5 ["), "{text}");
+        assert!(text.contains("(1/2)"), "{text}");
+        assert!(text.contains("skills-rl: not run: RL is off"), "{text}");
+    }
+}
