@@ -342,10 +342,23 @@ async fn qwen_code_one_turn_through_the_proxy_then_unwire() {
     let (ok, said) = sandbox.run_agent("qwen", &["-p", REQUEST]);
     assert!(ok, "qwen failed: {said}");
     assert_turn_went_through(&sandbox, &mock, &said).await;
+    // Qwen Code rewrote the file on its first start, keeping what MetaClaw wrote as .orig.
+    let rewritten = std::fs::read_to_string(&settings).unwrap();
+    assert_ne!(
+        rewritten, wired,
+        "Qwen Code no longer rewrites its settings"
+    );
+    let copy = sandbox.home.join(".qwen/settings.json.orig");
+    assert!(copy.exists());
 
     drop(daemon);
-    sandbox.metaclaw(&["stop", "--unwire"]);
+    let said = sandbox.metaclaw(&["stop", "--unwire"]);
+    assert!(said.contains("restored"), "{said}");
     assert_eq!(std::fs::read_to_string(&settings).unwrap(), original);
+    assert!(
+        !copy.exists(),
+        "Qwen Code's copy of the wired file (with the key) is gone"
+    );
     mock.stop().await;
 }
 
