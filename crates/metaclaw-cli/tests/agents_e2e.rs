@@ -266,10 +266,108 @@ async fn claude_code_one_turn_through_the_proxy_then_unwire() {
     mock.stop().await;
 }
 
+/// Every byte of every file under `dir` (database, its WAL, logs, wiring state).
+fn all_bytes_under(dir: &Path) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if let Ok(bytes) = std::fs::read(&path) {
+                out.extend(bytes);
+            }
+        }
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_code_subscription_sign_in_passes_through_untouched() {
+    let Some(dir) = agents_dir() else { return };
+    // A Claude Pro/Max sign-in as Claude Code takes it from the environment (fake, and only
+    // ever sent to the mock).
+    const OAUTH: &str = "sk-ant-oat01-FAKEsubscriptionTOKEN-e2e-0123456789abcdef";
+    let sandbox = Sandbox::new(
+        &dir,
+        vec![
+            ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),
+            ("DISABLE_AUTOUPDATER", "1"),
+            ("DISABLE_TELEMETRY", "1"),
+            ("DISABLE_ERROR_REPORTING", "1"),
+            ("CLAUDE_CODE_OAUTH_TOKEN", OAUTH),
+        ],
+    );
+    let mock = MockUpstream::start().await.unwrap();
+    sandbox.write_config(
+        &format!(
+            "  provider: anthropic\n  model_id: claude-mock\n  api_base: {}\n  auth_method: passthrough\n",
+            mock.anthropic_base()
+        ),
+        "claude-code",
+    );
+    let said = sandbox.metaclaw(&["start"]);
+    let daemon = Daemon(&sandbox);
+    assert!(
+        said.contains("MetaClaw has no key of its own") || said.contains("no key of its own"),
+        "{said}"
+    );
+
+    let (ok, said) = sandbox.run_agent("claude", &["-p", REQUEST]);
+    assert!(ok, "claude failed: {said}");
+    assert_turn_went_through(&sandbox, &mock, &said).await;
+    let turn = mock
+        .requests()
+        .into_iter()
+        .find(|r| r.body.to_string().contains("filename has spaces"))
+        .unwrap();
+    assert_eq!(
+        turn.header("authorization"),
+        Some(format!("Bearer {OAUTH}").as_str()),
+        "the sign-in reaches the upstream untouched"
+    );
+    assert_eq!(
+        turn.header("x-api-key"),
+        None,
+        "an OAuth bearer stays a bearer"
+    );
+    assert_eq!(
+        turn.header("x-metaclaw-key"),
+        None,
+        "the proxy key stays here"
+    );
+    assert!(
+        turn.header("anthropic-beta")
+            .is_some_and(|b| b.contains("oauth-2025-04-20")),
+        "{:?}",
+        turn.headers
+    );
+
+    drop(daemon);
+    sandbox.metaclaw(&["stop", "--unwire"]);
+    let stored = all_bytes_under(&sandbox.mc_home);
+    assert!(
+        stored.windows(6).any(|w| w == b"SQLite"),
+        "the database is there"
+    );
+    assert!(
+        !stored.windows(OAUTH.len()).any(|w| w == OAUTH.as_bytes()),
+        "the subscription token was written under the MetaClaw home (database or log)"
+    );
+    assert!(
+        !all_bytes_under(&sandbox.home.join(".claude"))
+            .windows(OAUTH.len())
+            .any(|w| w == OAUTH.as_bytes()),
+        "wiring never writes the sign-in into the agent's settings"
+    );
+    mock.stop().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn codex_one_turn_through_the_proxy_then_unwire() {
     let Some(dir) = agents_dir() else { return };
-    let sandbox = Sandbox::new(&dir, vec![("CODEX_DISABLE_UPDATE_CHECK", "1")]);
+    let sandbox = Sandbox::new(&dir, vec![]);
     let original = "# my Codex settings\napproval_policy = \"on-request\"   # ask first\nsandbox_mode = \"workspace-write\"\n\n[history]\npersistence = \"none\"\n";
     let config = sandbox.write(".codex/config.toml", original);
 
