@@ -6,7 +6,10 @@
 //!
 //! Runs when `METACLAW_AGENTS_DIR` points at that install (scripts/test.sh sets it). Nothing
 //! leaves 127.0.0.1: the environment is cleared, each agent's telemetry and update checks
-//! are switched off, and the only endpoint any agent is given is the proxy.
+//! are switched off, and the only endpoint any agent is given is the proxy. Traced with
+//! `strace -e trace=connect,sendto` (2026-11-26): Claude Code, Qwen Code and Hermes connect to
+//! nothing but 127.0.0.1; Codex 0.169 `exec` still looks up github.com, api.github.com and
+//! chatgpt.com in DNS (no connection follows, and its turn does not wait on them).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
