@@ -53,6 +53,8 @@ fi
 "$REPO/scripts/setup-python.sh" >/dev/null
 # A real OpenClaw for the wiring end-to-end test.
 "$REPO/scripts/setup-openclaw.sh" >/dev/null
+# Claude Code, Codex, Qwen Code and Hermes for the real-agent end-to-end tests.
+"$REPO/scripts/setup-agents.sh" >/dev/null
 # The dashboard (ui/dist), embedded into the binary by the next cargo build. Vite needs a newer
 # Node than some distributions ship; the Node 24 installed above for OpenClaw serves.
 OPENCLAW_DIR="$("$REPO/scripts/setup-openclaw.sh" | tail -1)"

@@ -25,6 +25,8 @@ else
   "$REPO/scripts/install-deps.sh"
   # Enables the real-OpenClaw end-to-end test.
   export METACLAW_OPENCLAW_DIR="$("$REPO/scripts/setup-openclaw.sh" | tail -1)"
+  # Enables the real Claude Code / Codex / Qwen Code / Hermes end-to-end tests.
+  export METACLAW_AGENTS_DIR="$("$REPO/scripts/setup-agents.sh" | tail -1)"
 fi
 # Build every target once with one package selection, so `cargo test` rebuilds nothing.
 cargo build --locked --all-targets

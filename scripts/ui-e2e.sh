@@ -3,6 +3,7 @@
 # playwright-core through node's built-in test runner. Builds nothing: build first with
 #   scripts/build-ui.sh && cargo build -p metaclaw-cli --bin metaclaw && cargo build -p metaclaw-tests --bin mock-upstream --bin fake-tinker
 #
+# Arguments go to `node --test` (e.g. --test-name-pattern="onboarding").
 # Env: METACLAW_BIN (default <repo>/target/debug/metaclaw), MOCK_UPSTREAM_BIN (default
 # <repo>/target/debug/mock-upstream), SCREENSHOT_DIR (default <repo>/target/ui-screenshots),
 # CHROMIUM_PATH (default /usr/bin/chromium; `apt-get install --no-install-recommends chromium`).
@@ -37,5 +38,5 @@ mkdir -p "$SCREENSHOT_DIR"
 # Keep the test's loopback traffic away from any HTTP proxy in the environment.
 env -u HTTP_PROXY -u HTTPS_PROXY -u ALL_PROXY -u http_proxy -u https_proxy -u all_proxy \
   NO_PROXY=127.0.0.1,localhost \
-  node --test --test-concurrency=1 --test-reporter=spec dashboard.test.mjs
+  node --test --test-concurrency=1 --test-reporter=spec "$@" dashboard.test.mjs
 echo "ui-e2e: screenshots in $SCREENSHOT_DIR"

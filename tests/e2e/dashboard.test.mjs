@@ -504,6 +504,67 @@ describe("onboarding on a fresh home", { timeout: 90_000 }, () => {
   });
 });
 
+// "Use my agent's own sign-in" at the provider step: with no key of MetaClaw's there is nothing
+// to test with, onboarding says what will not run and offers to add a key, and the Overview
+// keeps saying it after saving.
+describe("onboarding with the agent's own sign-in", { timeout: 90_000 }, () => {
+  let fresh;
+  let freshBrowser;
+  let ctx;
+
+  before(async () => {
+    fresh = await startDaemon({ fresh: true });
+    freshBrowser = await launch();
+    ctx = await freshBrowser.newContext({ viewport: { width: 1280, height: 860 }, colorScheme: "light", reducedMotion: "reduce" });
+    ctx.setDefaultTimeout(TIMEOUT);
+    page = await ctx.newPage();
+    watch(page);
+  });
+
+  after(async () => {
+    await ctx?.close().catch(() => {});
+    await freshBrowser?.close().catch(() => {});
+    if (failed && fresh?.home) console.log(`# fresh home kept for inspection: ${fresh.home}\n# daemon log tail:\n${fresh.log().replace(/^/gm, "# ")}`);
+    await fresh?.stop({ keep: failed });
+  });
+
+  scenario("pass-through without a key of MetaClaw's is said at onboarding and on the Overview", async () => {
+    await page.goto(fresh.loginUrl);
+    await page.locator(tid("page-onboarding")).waitFor();
+    await page.locator(tid("preset-anthropic")).check();
+    await page.locator(tid("onboarding-base")).fill(fresh.mockBase);
+    // Anthropic needs a key, unless the agent signs in itself.
+    await page.locator(tid("onboarding-next")).click();
+    await expectText(page.locator(tid("onboarding-provider-error")), /needs an API key/);
+    await page.locator(tid("onboarding-own-sign-in")).locator("input").check();
+    await expectText(page.locator(tid("onboarding-key-hint")), /needs a key of its own/);
+    await page.locator(tid("onboarding-next")).click();
+
+    await expectText(page.locator(tid("onboarding-step-title")), /Step 2 of 5: Test connection/);
+    await expectText(page.locator(tid("onboarding-own-endpoint")), /learning skills, the judge and connection checks will not run/);
+    assert.equal(await page.locator(tid("onboarding-test-button")).count(), 0, "nothing to test with");
+    await screenshot(page, SHOTS, "onboarding-2-own-sign-in");
+    // "Add a key" goes back to the provider step with the choice kept.
+    await page.locator(tid("onboarding-add-own-key")).click();
+    await expectText(page.locator(tid("onboarding-step-title")), /Step 1 of 5: Provider/);
+    assert.equal(await page.locator(tid("onboarding-own-sign-in")).locator("input").isChecked(), true);
+    await page.locator(tid("onboarding-next")).click();
+    const model = page.locator(`${tid("onboarding-model-input")}, ${tid("onboarding-model-select")}`);
+    await model.first().waitFor();
+    if ((await page.locator(tid("onboarding-model-input")).count()) > 0) await page.locator(tid("onboarding-model-input")).fill("claude-mock");
+    await page.locator(tid("onboarding-save-own-sign-in")).click();
+    await expectText(page.locator(tid("onboarding-step-title")), /Step 3 of 5: Skills/);
+
+    const status = await (await fetchApi(fresh, "/api/status")).json();
+    assert.equal(status.needs_onboarding, false);
+    assert.match(status.warnings.join(" "), /no key of its own/);
+    await page.goto(`${fresh.base}/#/overview`);
+    await expectText(page.locator(tid("overview-config-warning")).first(), /skill distillation, the judge and connection checks cannot run/);
+    await screenshot(page, SHOTS, "overview-pass-through-warning");
+    assert.deepEqual(pageErrors, [], "uncaught errors in the page");
+  });
+});
+
 /** GET an /api route with the session cookie of the current browser context. */
 // Every setting from the catalogue, validated at the field, applied live; "Enable RL" with
 // settings missing, then filled in against a fake Tinker server until the policy serves.

@@ -364,3 +364,71 @@ async fn agent_settings_name_the_proxy_and_its_key() {
     assert!(a["detected"].is_array(), "{a}");
     h.stop().await;
 }
+
+#[tokio::test]
+async fn the_agents_own_sign_in_at_the_provider_step_says_what_needs_a_key_of_metaclaws() {
+    let h = Harness::start_with(|c| {
+        c.llm = Default::default();
+    })
+    .await;
+    let api = h.api().never_echo(CANDIDATE_KEY);
+    let anthropic = json!({"provider": "anthropic", "api_base": h.mock.anthropic_base(),
+        "model": "claude-sonnet-4-6", "api_key": "", "auth_method": "passthrough"});
+    // Nothing to test the connection with: said, not attempted.
+    let (status, body) = api
+        .call(
+            Method::POST,
+            "/api/onboarding/test",
+            Some(anthropic.clone()),
+        )
+        .await;
+    assert_eq!(status, 400, "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("no key of its own")),
+        "{body}"
+    );
+    assert!(h.mock.requests().is_empty());
+
+    // Saved without a key of MetaClaw's: the answer and the status both say what cannot run.
+    let saved = api.post("/api/onboarding/endpoint", anthropic).await;
+    assert_eq!(
+        saved["config"]["llm"]["auth_method"], "passthrough",
+        "{saved}"
+    );
+    let said = |v: &Value| {
+        v.as_array().is_some_and(|w| {
+            w.iter().any(|w| {
+                w.as_str().is_some_and(|w| {
+                    w.contains("skill distillation, the judge and connection checks cannot run")
+                })
+            })
+        })
+    };
+    assert!(said(&saved["warnings"]), "{saved}");
+    let status = api.get("/api/status").await;
+    assert_eq!(status["needs_onboarding"], false);
+    assert!(said(&status["warnings"]), "{status}");
+    // Reopened, onboarding starts from the stored choice.
+    assert_eq!(
+        api.get("/api/onboarding/presets").await["auth_method"],
+        "passthrough"
+    );
+    let file = std::fs::read_to_string(h.home().join("config.yaml")).unwrap();
+    assert!(file.contains("auth_method: passthrough"), "{file}");
+
+    // Given a key of its own, the connection is tested with it and the warning goes away.
+    let own = json!({"provider": "anthropic", "api_base": h.mock.anthropic_base(),
+        "model": "claude-sonnet-4-6", "api_key": CANDIDATE_KEY, "auth_method": "passthrough"});
+    let tested = api.post("/api/onboarding/test", own.clone()).await;
+    assert_eq!(tested["ok"], true, "{tested}");
+    assert_eq!(
+        h.mock.requests().pop().unwrap().header("x-api-key"),
+        Some(CANDIDATE_KEY)
+    );
+    let saved = api.post("/api/onboarding/endpoint", own).await;
+    assert!(!said(&saved["warnings"]), "{saved}");
+    assert!(!said(&api.get("/api/status").await["warnings"]));
+    h.stop().await;
+}

@@ -341,7 +341,7 @@ async fn bad_input_gets_openai_and_anthropic_shaped_errors() {
         ("/v1/chat/completions", vec![b' '; 5000], 413, "limit"),
         (
             "/v1/messages",
-            br#"{"messages":[{"role":"system","content":"x"}]}"#.to_vec(),
+            br#"{"messages":[{"role":"tool","content":"x"}]}"#.to_vec(),
             400,
             "role",
         ),

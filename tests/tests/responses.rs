@@ -504,7 +504,7 @@ async fn count_tokens_is_estimated_without_an_anthropic_upstream() {
     let (status, err) = post_json(
         &h,
         "/v1/messages/count_tokens",
-        &json!({"model": "claude", "messages": [{"role": "system", "content": "x"}]}),
+        &json!({"model": "claude", "messages": [{"role": "tool", "content": "x"}]}),
     )
     .await;
     assert_eq!(status, 400);

@@ -10,6 +10,7 @@ use crate::fsutil::{
     missing_dirs, read_optional, remove_file_if_present, sha256_hex, write_atomic,
 };
 use crate::keypath::KeyPath;
+use crate::merge::{Merge, Sides, merge};
 use crate::params::{PathEnv, WireParams};
 use crate::recipe::{FileSpec, Format, Recipe, Variant, When};
 use crate::report::{
@@ -75,6 +76,16 @@ fn apply_file(
     let current_hash = current.as_deref().map(sha256_hex);
     let (mut doc, mut variant) = parse_and_pick(recipe, spec, path, current.as_deref())?;
     let mut keys = applied_keys(variant, params);
+    // This write starts from the original file (or from exactly what MetaClaw wrote over
+    // it), so it is what a later change is compared with when unwiring.
+    let mut over_original = match state.file(&spec.id) {
+        None => true,
+        Some(entry) => {
+            !entry.changed_outside
+                && (current_hash == entry.original_sha256
+                    || (current_hash.is_some() && current_hash == entry.written_sha256))
+        }
+    };
     // The keys to set changed (e.g. pass-through switched on) and the file still holds what
     // MetaClaw wrote: start again from the original, so no key of the old set stays behind.
     if let Some(entry) = state.file(&spec.id)
@@ -89,6 +100,7 @@ fn apply_file(
         };
         (doc, variant) = parse_and_pick(recipe, spec, path, original.as_deref())?;
         keys = applied_keys(variant, params);
+        over_original = true;
     }
     for edit in variant
         .edits
@@ -153,6 +165,9 @@ fn apply_file(
     };
     if action != WriteAction::Unchanged {
         write_atomic(path, &new_bytes, true)?;
+    }
+    if over_original {
+        state.save_wired(&spec.id, &new_bytes)?;
     }
     let original_path = state.original_path(&spec.id);
     let state_dir = state.dir.clone();
@@ -312,6 +327,9 @@ fn restore_file(
         return Ok(RestoreOutcome::AlreadyOriginal);
     }
     if untouched {
+        if let (Some(spec), Some(wired)) = (spec, state.read_wired(&entry.id)?) {
+            remove_agent_copies(spec, entry, &wired)?;
+        }
         return Ok(match &original {
             Some(bytes) => {
                 write_atomic(&entry.path, bytes, true)?;
@@ -329,6 +347,42 @@ fn restore_file(
         delete_created(entry)?;
         return Ok(RestoreOutcome::Deleted);
     }
+    if let (Some(spec), Some(now)) = (spec, current.as_deref())
+        && let Some(wired) = state.read_wired(&entry.id)?
+    {
+        let ours = entry
+            .keys
+            .iter()
+            .filter_map(|k| KeyPath::parse(k).ok())
+            .collect::<Vec<_>>();
+        let sides = Sides {
+            format: spec.format,
+            original: original.as_deref(),
+            wired: &wired,
+            current: now,
+        };
+        match merge(&sides, &ours, &spec.agent_keys) {
+            Merge::Original => {
+                remove_agent_copies(spec, entry, &wired)?;
+                return Ok(match &original {
+                    Some(bytes) => {
+                        write_atomic(&entry.path, bytes, true)?;
+                        RestoreOutcome::Restored
+                    }
+                    None => {
+                        delete_created(entry)?;
+                        RestoreOutcome::Deleted
+                    }
+                });
+            }
+            Merge::Merged { bytes, kept } => {
+                write_atomic(&entry.path, &bytes, true)?;
+                remove_agent_copies(spec, entry, &wired)?;
+                return Ok(RestoreOutcome::Merged { kept });
+            }
+            Merge::Unmergeable => {}
+        }
+    }
     if current.is_none() {
         return Ok(RestoreOutcome::Missing { backup });
     }
@@ -336,6 +390,24 @@ fn restore_file(
         keys: key_hints(spec.map(|s| s.format), entry, original.as_deref()),
         backup,
     })
+}
+
+/// Copies the claw made of the file while it held MetaClaw's wiring (they carry the proxy
+/// key); a copy with anything else in it is the user's and stays.
+fn remove_agent_copies(spec: &FileSpec, entry: &FileState, wired: &[u8]) -> Result<(), ClawError> {
+    let wired_hash = sha256_hex(wired);
+    for suffix in &spec.agent_copies {
+        let mut name = entry.path.clone().into_os_string();
+        name.push(suffix);
+        let copy = PathBuf::from(name);
+        if let Some(bytes) = read_optional(&copy)? {
+            let hash = sha256_hex(&bytes);
+            if hash == wired_hash || Some(&hash) == entry.written_sha256.as_ref() {
+                remove_file_if_present(&copy)?;
+            }
+        }
+    }
+    Ok(())
 }
 
 fn delete_created(entry: &FileState) -> Result<(), ClawError> {

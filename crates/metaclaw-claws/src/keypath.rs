@@ -37,6 +37,27 @@ impl KeyPath {
         })
     }
 
+    /// A path of plain keys, which may hold dots or brackets themselves (found in a file,
+    /// not written in a recipe).
+    pub(crate) fn from_keys(keys: &[String]) -> Option<KeyPath> {
+        (!keys.is_empty()).then(|| KeyPath {
+            text: keys.join("."),
+            segments: keys.iter().cloned().map(Segment::Key).collect(),
+        })
+    }
+
+    /// Whether `keys` (plain keys from the top) is this path or lies under it. A selector
+    /// segment matches the whole list it selects from.
+    pub(crate) fn covers(&self, keys: &[String]) -> bool {
+        if keys.len() < self.segments.len() {
+            return false;
+        }
+        self.segments.iter().zip(keys).all(|(seg, k)| match seg {
+            Segment::Key(name) => name == k,
+            Segment::Select { list, .. } => list == k,
+        })
+    }
+
     pub(crate) fn segments(&self) -> &[Segment] {
         &self.segments
     }
@@ -52,6 +73,11 @@ impl KeyPath {
             Some(Segment::Select { list, .. }) => list,
             None => "",
         }
+    }
+
+    /// No list selector in it.
+    pub(crate) fn is_plain(&self) -> bool {
+        self.segments.iter().all(|s| matches!(s, Segment::Key(_)))
     }
 
     pub(crate) fn is_single_key(&self) -> bool {

@@ -8,8 +8,10 @@
 //!   `toml_edit`; JSON keeps key order; `.env` is edited line by line; YAML
 //!   is re-serialised and loses comments), keeps the original bytes once
 //!   under `<state_dir>/<claw>/`, and is idempotent;
-//! - [`restore`] puts the original bytes back only if the file still holds
-//!   exactly what MetaClaw wrote, and otherwise lists the keys to revert;
+//! - [`restore`] puts the original bytes back when the file still holds what
+//!   MetaClaw wrote, or differs only in layout or the claw's own bookkeeping;
+//!   otherwise it takes MetaClaw's keys out and keeps the other changes
+//!   (`merge`), and lists the keys to revert when even that cannot be done;
 //! - [`restart`] runs the claw's restart command (30 s timeout unless the recipe
 //!   bounds it, skipped when what it restarts is not running), reporting
 //!   failures instead of failing;
@@ -24,6 +26,7 @@ mod engine;
 mod error;
 mod fsutil;
 mod keypath;
+mod merge;
 mod params;
 mod process;
 mod recipe;

@@ -85,6 +85,10 @@ struct RawFile {
     format: Format,
     #[serde(default)]
     owned: bool,
+    #[serde(default)]
+    agent_keys: Vec<String>,
+    #[serde(default)]
+    agent_copies: Vec<String>,
     paths: Vec<RawCandidate>,
     #[serde(default)]
     edits: Vec<RawEdit>,
@@ -167,6 +171,12 @@ pub(crate) struct FileSpec {
     /// MetaClaw's own file (e.g. a provider entry file): when it did not
     /// exist before, unwiring deletes it even if the claw rewrote it.
     pub(crate) owned: bool,
+    /// Keys the claw writes into the file for its own bookkeeping (e.g. a format version):
+    /// when they are all it added after wiring, unwiring still puts the original bytes back.
+    pub(crate) agent_keys: Vec<KeyPath>,
+    /// Suffixes of copies the claw makes of the file (e.g. `.orig` before a migration);
+    /// unwiring deletes a copy that holds exactly what MetaClaw wrote (it has the proxy key).
+    pub(crate) agent_copies: Vec<String>,
     pub(crate) paths: Vec<Candidate>,
     pub(crate) variants: Vec<Variant>,
 }
@@ -298,10 +308,26 @@ impl Recipe {
                     edits,
                 });
             }
+            let agent_keys = f
+                .agent_keys
+                .iter()
+                .map(|k| KeyPath::parse(k).map_err(&err))
+                .collect::<Result<Vec<_>, _>>()?;
+            if let Some(bad) = f
+                .agent_copies
+                .iter()
+                .find(|s| s.is_empty() || s.contains('/'))
+            {
+                return Err(err(format!(
+                    "agent_copies entry `{bad}` must be a file-name suffix such as `.orig`"
+                )));
+            }
             files.push(FileSpec {
                 id: f.id,
                 format: f.format,
                 owned: f.owned,
+                agent_keys,
+                agent_copies: f.agent_copies,
                 paths: f
                     .paths
                     .into_iter()

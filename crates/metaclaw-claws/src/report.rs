@@ -108,7 +108,7 @@ impl fmt::Display for WireReport {
                 f,
                 format!(
                     "  note: {} was changed outside MetaClaw after it was wired; unwiring will \
-                     list the keys to revert instead of restoring the backup",
+                     take MetaClaw's keys out and keep the other changes",
                     file.display_path
                 ),
             )?;
@@ -149,6 +149,9 @@ pub enum RestoreOutcome {
     AlreadyOriginal,
     /// The file was deleted after MetaClaw wrote it; nothing was recreated.
     Missing { backup: Option<PathBuf> },
+    /// The file changed after MetaClaw wrote it: MetaClaw's keys were taken out and the
+    /// changes made since (these key paths) were kept on top of the original.
+    Merged { kept: Vec<String> },
     /// The file changed after MetaClaw wrote it: left alone.
     Conflict {
         keys: Vec<KeyHint>,
@@ -203,6 +206,12 @@ impl fmt::Display for RestoreReport {
                 RestoreOutcome::Deleted => {
                     write!(f, "{name}: deleted {path} (MetaClaw had created it)")?
                 }
+                RestoreOutcome::Merged { kept } => write!(
+                    f,
+                    "{name}: removed MetaClaw's settings from {path} and kept the changes made \
+                     since it was wired ({})",
+                    kept.join(", ")
+                )?,
                 RestoreOutcome::AlreadyOriginal => {
                     write!(f, "{name}: {path} already has its original contents")?
                 }

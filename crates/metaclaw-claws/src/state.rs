@@ -1,5 +1,6 @@
-//! Backup state under `<state_dir>/<claw>/`: `manifest.json` plus one
-//! `<file id>.original` per file that existed before MetaClaw touched it.
+//! Backup state under `<state_dir>/<claw>/`: `manifest.json`, one `<file id>.original` per
+//! file that existed before MetaClaw touched it, and `<file id>.wired`: what MetaClaw wrote
+//! over the original (what a later change is compared with when unwiring).
 
 use std::path::{Path, PathBuf};
 
@@ -112,6 +113,19 @@ impl ClawState {
         Ok(path)
     }
 
+    pub(crate) fn wired_path(&self, id: &str) -> PathBuf {
+        self.dir.join(format!("{id}.wired"))
+    }
+
+    pub(crate) fn save_wired(&self, id: &str, bytes: &[u8]) -> Result<(), ClawError> {
+        write_atomic(&self.wired_path(id), bytes, true)
+    }
+
+    /// `None` for state written before MetaClaw kept this copy.
+    pub(crate) fn read_wired(&self, id: &str) -> Result<Option<Vec<u8>>, ClawError> {
+        read_optional(&self.wired_path(id))
+    }
+
     pub(crate) fn read_original(&self, id: &str) -> Result<Vec<u8>, ClawError> {
         let path = self.original_path(id);
         read_optional(&path)?.ok_or_else(|| ClawError::State {
@@ -133,6 +147,7 @@ impl ClawState {
     /// Forget one file: drop its backup and manifest entry.
     pub(crate) fn drop_file(&mut self, id: &str) -> Result<(), ClawError> {
         crate::fsutil::remove_file_if_present(&self.original_path(id))?;
+        crate::fsutil::remove_file_if_present(&self.wired_path(id))?;
         self.manifest.files.retain(|f| f.id != id);
         Ok(())
     }

@@ -432,7 +432,36 @@ fn serde_saphyr_roundtrip(text: &str) -> serde_json::Value {
 }
 
 #[test]
-fn user_edits_after_apply_are_not_clobbered() {
+fn user_edits_after_apply_are_kept_and_our_keys_removed() {
+    let home = Home::new();
+    home.put("zeroclaw/config.v1.toml", ".zeroclaw/config.toml");
+    let r = recipe("zeroclaw").unwrap();
+    apply(&r, &params(), &home.env(), &home.state()).unwrap();
+    let cfg = home.path(".zeroclaw/config.toml");
+    let edited = fs::read_to_string(&cfg)
+        .unwrap()
+        .replace("port = 42617", "port = 5000");
+    fs::write(&cfg, &edited).unwrap();
+
+    let report = restore(&r, &home.state()).unwrap();
+    assert!(report.is_complete(), "{report}");
+    assert_eq!(
+        report.files[0].outcome,
+        RestoreOutcome::Merged {
+            kept: vec!["gateway.port".into()]
+        }
+    );
+    let original = fs::read_to_string(fixtures().join("zeroclaw/config.v1.toml")).unwrap();
+    assert_eq!(
+        fs::read_to_string(&cfg).unwrap(),
+        original.replace("port = 42617", "port = 5000"),
+        "the original file with the user's change, comments and layout kept"
+    );
+    assert!(!home.state().join("zeroclaw").exists());
+}
+
+#[test]
+fn a_key_the_user_removed_after_apply_leaves_the_file_to_them() {
     let home = Home::new();
     home.put("zeroclaw/config.v1.toml", ".zeroclaw/config.toml");
     let r = recipe("zeroclaw").unwrap();
@@ -441,7 +470,7 @@ fn user_edits_after_apply_are_not_clobbered() {
     let cfg = home.path(".zeroclaw/config.toml");
     let edited = fs::read_to_string(&cfg)
         .unwrap()
-        .replace("port = 42617", "port = 5000");
+        .replace("port = 42617\n", "");
     fs::write(&cfg, &edited).unwrap();
 
     let report = restore(&r, &home.state()).unwrap();
@@ -490,7 +519,7 @@ fn user_edits_after_apply_are_not_clobbered() {
 
     // The backup survives: restore again still refuses, and re-applying
     // (the next `metaclaw start`) keeps the first original and remembers the
-    // outside change, so a later restore still does not lose the new port.
+    // outside change, so a later restore still does not bring the port back.
     assert!(!restore(&r, &home.state()).unwrap().is_complete());
     let re = apply(&r, &params(), &home.env(), &home.state()).unwrap();
     assert_eq!(re.files[0].action, WriteAction::Unchanged);
@@ -498,7 +527,7 @@ fn user_edits_after_apply_are_not_clobbered() {
     assert!(
         re.to_string().contains(
             "note: ~/.zeroclaw/config.toml was changed outside MetaClaw after it was wired; \
-             unwiring will list the keys to revert instead of restoring the backup"
+             unwiring will take MetaClaw's keys out and keep the other changes"
         ),
         "{re}"
     );
@@ -524,7 +553,14 @@ fn key_hints_for_a_created_file_and_for_new_keys() {
     let r = recipe("zeroclaw").unwrap();
     apply(&r, &params(), &home.env(), &home.state()).unwrap();
     let cfg = home.path(".zeroclaw/config.toml");
-    fs::write(&cfg, fs::read_to_string(&cfg).unwrap() + "\n# mine\n").unwrap();
+    // The user deleted a setting of theirs: nothing to merge onto, so the file is theirs.
+    fs::write(
+        &cfg,
+        fs::read_to_string(&cfg)
+            .unwrap()
+            .replace("locale = \"en\"\n", ""),
+    )
+    .unwrap();
     let report = restore(&r, &home.state()).unwrap();
     let RestoreOutcome::Conflict { keys, .. } = &report.files[0].outcome else {
         panic!("{report}");
@@ -640,22 +676,17 @@ fn copaw_owned_provider_file_is_removed_even_after_copaw_rewrote_it() {
     let report = restore(&r, &home.state()).unwrap();
     assert_eq!(report.files[0].outcome, RestoreOutcome::Deleted);
     assert!(!provider.exists());
-    let RestoreOutcome::Conflict { keys, .. } = &report.files[1].outcome else {
-        panic!("{report}");
-    };
+    // The model the user picked since is theirs: kept, not reverted.
     assert_eq!(
-        keys[0].original,
-        OriginalValue::Value("\"dashscope\"".into())
+        report.files[1].outcome,
+        RestoreOutcome::Merged {
+            kept: vec!["provider_id".into(), "model".into()]
+        }
     );
-    assert_eq!(
-        keys[1].original,
-        OriginalValue::Value("\"qwen3-max\"".into())
-    );
-    assert!(active.exists());
-    // Only the conflicting file's state remains.
-    let manifest = fs::read_to_string(home.state().join("copaw/manifest.json")).unwrap();
-    assert!(manifest.contains("active_model") && !manifest.contains("\"provider\""));
-    assert!(!home.state().join("copaw/provider.original").exists());
+    let now: serde_json::Value = serde_json::from_slice(&fs::read(&active).unwrap()).unwrap();
+    assert_eq!(now["provider_id"], "dashscope");
+    assert_eq!(now["model"], "qwen-plus");
+    assert!(!home.state().join("copaw").exists());
 }
 
 #[test]
@@ -861,4 +892,78 @@ fn switching_to_passthrough_rewires_from_the_original() {
     assert!(text.contains("model = \"gpt-5.2-codex\""), "{text}");
     assert!(restore(&r, &home.state()).unwrap().is_complete());
     assert_eq!(home.read(".codex/config.toml").unwrap(), original);
+}
+
+/// What Qwen Code 0.15 does on its first start to a settings file not yet in its own
+/// layout: copies the bytes to `settings.json.orig`, then writes 2-space JSON with a
+/// `$version` stamp and no final newline.
+fn qwen_first_start(home: &Home) -> PathBuf {
+    let path = home.path(".qwen/settings.json");
+    let bytes = fs::read(&path).unwrap();
+    fs::write(home.path(".qwen/settings.json.orig"), &bytes).unwrap();
+    let mut v: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+    v["$version"] = serde_json::json!(4);
+    fs::write(&path, serde_json::to_string_pretty(&v).unwrap()).unwrap();
+    path
+}
+
+#[test]
+fn qwen_code_rewrite_on_first_start_still_restores_byte_for_byte() {
+    let home = Home::new();
+    let original = "{\n    \"ui\": { \"theme\": \"GitHub\" }\n}\n";
+    fs::create_dir_all(home.path(".qwen")).unwrap();
+    fs::write(home.path(".qwen/settings.json"), original).unwrap();
+    let r = recipe("qwen-code").unwrap();
+    apply(&r, &params(), &home.env(), &home.state()).unwrap();
+    let path = qwen_first_start(&home);
+    // The next `metaclaw start` re-wires over Qwen's layout.
+    let re = apply(&r, &params(), &home.env(), &home.state()).unwrap();
+    assert!(re.files[0].changed_outside);
+
+    let report = restore(&r, &home.state()).unwrap();
+    assert_eq!(
+        report.files[0].outcome,
+        RestoreOutcome::Restored,
+        "{report}"
+    );
+    assert_eq!(fs::read_to_string(&path).unwrap(), original);
+    assert!(
+        !home.path(".qwen/settings.json.orig").exists(),
+        "the copy holding the proxy key is removed"
+    );
+}
+
+#[test]
+fn qwen_code_settings_changed_after_the_rewrite_are_kept() {
+    let home = Home::new();
+    let original = "{\n    \"ui\": { \"theme\": \"GitHub\" }\n}\n";
+    fs::create_dir_all(home.path(".qwen")).unwrap();
+    fs::write(home.path(".qwen/settings.json"), original).unwrap();
+    let r = recipe("qwen-code").unwrap();
+    apply(&r, &params(), &home.env(), &home.state()).unwrap();
+    let path = qwen_first_start(&home);
+    // The user's own copy of the file, with something else in it, is theirs.
+    fs::write(home.path(".qwen/settings.json.orig"), "{\"mine\": 1}").unwrap();
+    let text = fs::read_to_string(&path)
+        .unwrap()
+        .replace("\"GitHub\"", "\"Dracula\"");
+    fs::write(&path, text).unwrap();
+
+    let report = restore(&r, &home.state()).unwrap();
+    let RestoreOutcome::Merged { kept } = &report.files[0].outcome else {
+        panic!("{report}");
+    };
+    assert_eq!(kept, &["ui.theme", "$version"]);
+    let now: serde_json::Value = serde_json::from_slice(&fs::read(&path).unwrap()).unwrap();
+    assert_eq!(
+        now,
+        serde_json::json!({"ui": {"theme": "Dracula"}, "$version": 4})
+    );
+    assert!(
+        report
+            .to_string()
+            .contains("removed MetaClaw's settings from ~/.qwen/settings.json and kept the changes made since it was wired (ui.theme, $version)"),
+        "{report}"
+    );
+    assert!(home.path(".qwen/settings.json.orig").exists());
 }

@@ -235,6 +235,11 @@ pub struct SetupArgs {
     /// Copy the bundled skill bank into the skills folder (asked when interactive).
     #[arg(long)]
     pub install_skills: bool,
+    /// Forward your agent's own sign-in (e.g. a Claude Pro/Max subscription) for its requests
+    /// (llm.auth_method: passthrough); --api-key is then MetaClaw's own key, for learning
+    /// skills, the judge and status checks.
+    #[arg(long)]
+    pub own_sign_in: bool,
 }
 
 #[derive(Debug, Args)]

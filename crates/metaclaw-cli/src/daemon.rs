@@ -185,6 +185,9 @@ pub fn start_detached(home: &Home, args: &StartArgs) -> Result<()> {
         config.proxy.port,
         log_path.display()
     ));
+    if let Some(w) = metaclaw_core::onboarding::own_endpoint_warning(&config) {
+        crate::output::warn(&w);
+    }
     if !args.no_wire {
         wire(home)?;
     }

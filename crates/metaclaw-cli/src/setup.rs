@@ -41,6 +41,15 @@ pub fn run(home: &Home, args: SetupArgs) -> Result<()> {
     ) {
         doc.set(&key, value)?;
     }
+    if let Some(own) = answers.own_sign_in {
+        let method = if own {
+            metaclaw_config::AuthMethod::Passthrough
+        } else {
+            metaclaw_config::AuthMethod::ApiKey
+        };
+        let (key, value) = preset::sign_in_change(method);
+        doc.set(&key, value)?;
+    }
     if let Some(port) = answers.port {
         doc.set("proxy.port", json!(port))?;
     }
@@ -89,12 +98,18 @@ pub fn run(home: &Home, args: SetupArgs) -> Result<()> {
     for w in warnings {
         crate::output::warn(&w.to_string());
     }
+    if let Some(w) = metaclaw_core::onboarding::own_endpoint_warning(&config) {
+        crate::output::warn(&w);
+    }
     say(&format!("Wrote {} (mode 0600).", path.display()));
     say(&format!(
         "  provider  {}  ({})",
         answers.provider.name, config.llm.api_base
     ));
     say(&format!("  model     {}", config.served_model()));
+    if config.llm.auth_method == metaclaw_config::AuthMethod::Passthrough {
+        say("  sign-in   your agent's own (pass-through)");
+    }
     say(&format!("  mode      {}", answers.mode.as_str()));
     say(&format!(
         "  proxy     http://127.0.0.1:{}/v1",
@@ -111,6 +126,8 @@ struct Answers {
     model: String,
     /// `None` keeps the stored key.
     api_key: Option<String>,
+    /// "Use my agent's own sign-in"; `None` keeps the stored choice.
+    own_sign_in: Option<bool>,
     mode: ModeArg,
     port: Option<u16>,
 }
@@ -161,6 +178,7 @@ fn from_flags(doc: &Document, args: SetupArgs) -> Result<Answers> {
         api_base,
         model,
         api_key: args.api_key,
+        own_sign_in: args.own_sign_in.then_some(true),
         mode,
         port: args.port,
     })
@@ -217,14 +235,26 @@ fn ask(doc: &Document, args: SetupArgs) -> Result<Answers> {
             )
             .interact_text()?,
     };
+    let own_sign_in = args.own_sign_in
+        || dialoguer::Confirm::new()
+            .with_prompt(
+                "Use your agent's own sign-in (e.g. a Claude Pro/Max subscription) for its requests?",
+            )
+            .default(current(doc, "llm.auth_method").as_deref() == Some("passthrough"))
+            .interact()?;
     let api_key = match args.api_key {
         Some(k) => Some(k),
         None => {
             let has = current(doc, "llm.api_key").is_some();
-            let prompt = if has {
-                "API key (Enter keeps the stored one)"
-            } else {
-                "API key (Enter for none)"
+            let prompt = match (own_sign_in, has) {
+                (true, true) => {
+                    "MetaClaw's own API key, for learning skills, the judge and status checks (Enter keeps the stored one)"
+                }
+                (true, false) => {
+                    "MetaClaw's own API key, for learning skills, the judge and status checks (Enter for none)"
+                }
+                (false, true) => "API key (Enter keeps the stored one)",
+                (false, false) => "API key (Enter for none)",
             };
             let k = Password::new()
                 .with_prompt(prompt)
@@ -271,6 +301,7 @@ fn ask(doc: &Document, args: SetupArgs) -> Result<Answers> {
         api_base,
         model,
         api_key,
+        own_sign_in: Some(own_sign_in),
         mode,
         port,
     })

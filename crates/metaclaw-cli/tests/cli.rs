@@ -110,6 +110,54 @@ fn a_local_server_preset_is_saved_as_custom_with_its_url() {
 }
 
 #[test]
+fn setup_with_the_agents_own_sign_in_says_what_needs_a_key_of_metaclaws() {
+    let home = tempfile::tempdir().unwrap();
+    let out = metaclaw(home.path())
+        .args([
+            "setup",
+            "--non-interactive",
+            "--provider",
+            "anthropic",
+            "--own-sign-in",
+        ])
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let said =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("sign-in   your agent's own"), "{said}");
+    assert!(
+        said.contains("skill distillation, the judge and connection checks cannot run"),
+        "{said}"
+    );
+    metaclaw(home.path())
+        .args(["config", "llm.auth_method"])
+        .assert()
+        .success()
+        .stdout("passthrough\n");
+    // With a key of MetaClaw's own, nothing is missing.
+    let out = metaclaw(home.path())
+        .args([
+            "setup",
+            "--non-interactive",
+            "--own-sign-in",
+            "--api-key",
+            "sk-ant-api-metaclaws-own",
+        ])
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("cannot run"));
+    metaclaw(home.path())
+        .args(["config", "llm.auth_method"])
+        .assert()
+        .success()
+        .stdout("passthrough\n");
+}
+
+#[test]
 fn custom_provider_needs_an_api_base() {
     let home = tempfile::tempdir().unwrap();
     metaclaw(home.path())

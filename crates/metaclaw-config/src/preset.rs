@@ -4,7 +4,7 @@
 
 use serde_json::{Value, json};
 
-use crate::choices::LlmProvider;
+use crate::choices::{AuthMethod, LlmProvider};
 
 /// One choice of upstream: where it is, the model to start with, whether it needs a key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -146,6 +146,11 @@ pub fn endpoint_changes(
         changes.push(("llm.api_key".to_owned(), json!(key.trim())));
     }
     changes
+}
+
+/// The key a "use my agent's own sign-in" answer writes (onboarding and `metaclaw setup`).
+pub fn sign_in_change(method: AuthMethod) -> (String, Value) {
+    ("llm.auth_method".to_owned(), json!(method.as_str()))
 }
 
 #[cfg(test)]

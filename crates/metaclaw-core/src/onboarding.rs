@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use metaclaw_config::{Config, LlmProvider};
+use metaclaw_config::{AuthMethod, Config, LlmProvider};
 use metaclaw_domain::Dialect;
 use metaclaw_llm::{LlmClient, LlmError, RetryPolicy};
 use schemars::JsonSchema;
@@ -29,6 +29,10 @@ pub struct EndpointCandidate {
     pub api_key: Option<String>,
     #[serde(default)]
     pub model: String,
+    /// How the agent's turns are signed: `passthrough` forwards the agent's own sign-in (the
+    /// key above is then MetaClaw's own, for its own calls). Saved only when given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auth_method: Option<AuthMethod>,
     /// Limit for the whole check (default 20 s, at most 120 s).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_ms: Option<u64>,
@@ -192,6 +196,22 @@ pub async fn test(candidate: &EndpointCandidate, config: &Config) -> EndpointTes
     }
 }
 
+/// Under pass-through the agent's sign-in serves its own turns only: MetaClaw's own calls
+/// (skill distillation, the judge, connection checks) need a key of MetaClaw's. `None`
+/// when they have one (or pass-through is off).
+pub fn own_endpoint_warning(config: &Config) -> Option<String> {
+    (config.llm.auth_method == AuthMethod::Passthrough
+        && config.llm.api_key.trim().is_empty()
+        && config.llm.oauth_token.trim().is_empty())
+    .then(|| {
+        "Pass-through: your agent's own sign-in is forwarded for its turns, but MetaClaw has \
+         no key of its own, so skill distillation, the judge and connection checks cannot \
+         run. Set an endpoint and API key for them in Settings → LLM (llm.api_base, \
+         llm.api_key)."
+            .to_owned()
+    })
+}
+
 /// Whether the dashboard should open on onboarding: no upstream to send requests to.
 pub fn needs_onboarding(config: &Config) -> bool {
     config.llm.api_base.trim().is_empty()
@@ -237,6 +257,17 @@ mod tests {
             after: Duration::from_millis(300),
         });
         assert_eq!(f.summary, "The request timed out (no answer within 0.3 s)");
+    }
+
+    #[test]
+    fn pass_through_without_a_key_of_metaclaws_is_said() {
+        let mut config = Config::default();
+        assert_eq!(own_endpoint_warning(&config), None);
+        config.llm.auth_method = AuthMethod::Passthrough;
+        let said = own_endpoint_warning(&config).unwrap();
+        assert!(said.contains("skill distillation, the judge"), "{said}");
+        config.llm.api_key = "sk-metaclaw".into();
+        assert_eq!(own_endpoint_warning(&config), None);
     }
 
     #[test]

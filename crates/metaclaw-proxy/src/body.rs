@@ -155,10 +155,12 @@ pub fn validate_chat(body: &Map<String, Value>) -> Result<(), ProxyError> {
 pub fn validate_messages(body: &Map<String, Value>) -> Result<(), ProxyError> {
     for (i, m) in messages(body)?.iter().enumerate() {
         let role = m.get("role").and_then(Value::as_str);
-        if !matches!(role, Some("user" | "assistant")) {
+        // `system` inside `messages`: Claude Code 2.1 sends one after the first user message
+        // (the mid-conversation-system beta).
+        if !matches!(role, Some("user" | "assistant" | "system")) {
             return Err(ProxyError::bad_param(
                 "messages",
-                format!("`messages[{i}].role` must be \"user\" or \"assistant\""),
+                format!("`messages[{i}].role` must be \"user\", \"assistant\" or \"system\""),
             ));
         }
         match m.get("content") {
@@ -413,8 +415,17 @@ mod tests {
         let ok =
             json!({"messages": [{"role": "user", "content": [{"type": "text", "text": "x"}]}]});
         assert!(validate_messages(&obj(ok)).is_ok());
-        let bad = json!({"messages": [{"role": "system", "content": "x"}]});
-        assert!(validate_messages(&obj(bad)).is_err());
+        // Claude Code's mid-conversation system message.
+        let ok = json!({"messages": [{"role": "user", "content": "x"},
+            {"role": "system", "content": [{"type": "text", "text": "agents: …"}]}]});
+        assert!(validate_messages(&obj(ok)).is_ok());
+        let bad = json!({"messages": [{"role": "tool", "content": "x"}]});
+        assert!(
+            validate_messages(&obj(bad))
+                .unwrap_err()
+                .to_string()
+                .contains("messages[0].role")
+        );
         let bad = json!({"messages": [{"role": "user"}]});
         assert!(validate_messages(&obj(bad)).is_err());
     }

@@ -1544,6 +1544,11 @@ export interface components {
             /** @default  */
             model: string;
             /**
+             * @description How the agent's turns are signed: `passthrough` forwards the agent's own sign-in (the
+             *     key above is then MetaClaw's own, for its own calls). Saved only when given.
+             */
+            auth_method?: components["schemas"]["AuthMethod"] | null;
+            /**
              * Format: uint64
              * @description Limit for the whole check (default 20 s, at most 120 s).
              */
@@ -2034,6 +2039,11 @@ export interface components {
             current: string | null;
             /** @description A key is stored (it is kept when the endpoint stays the same). */
             has_key: boolean;
+            /**
+             * @description The stored `llm.auth_method` (onboarding's "use my agent's own sign-in").
+             * @default api_key
+             */
+            auth_method: components["schemas"]["AuthMethod"];
         };
         Problem: {
             level: components["schemas"]["Level"];

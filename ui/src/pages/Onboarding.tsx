@@ -29,6 +29,8 @@ interface Endpoint {
   /** `null`: keep the stored key (only ever sent to the stored endpoint). */
   key: string | null;
   model: string;
+  /** llm.auth_method passthrough: the agent's own sign-in is forwarded for its turns. */
+  ownSignIn: boolean;
 }
 
 export function OnboardingPage() {
@@ -129,6 +131,7 @@ function ProviderStep(props: { presets: Presets; initial: Endpoint | null; onNex
   const [preset, setPreset] = useState<ProviderPreset>(start);
   const [base, setBase] = useState(props.initial?.base ?? (props.presets.current === start.name ? "" : start.api_base));
   const [key, setKey] = useState(props.initial?.key ?? "");
+  const [ownSignIn, setOwnSignIn] = useState(props.initial?.ownSignIn ?? props.presets.auth_method === "passthrough");
   const [error, setError] = useState<string | null>(null);
   const config = useLoad(() => api.config());
   const storedBase = config.data?.llm?.api_base ?? "";
@@ -152,12 +155,13 @@ function ProviderStep(props: { presets: Presets; initial: Endpoint | null; onNex
       setError("Enter the base URL, starting with http:// or https:// (for example http://127.0.0.1:8000/v1).");
       return;
     }
-    if (preset.needs_key && !key.trim() && !keepsStoredKey) {
+    // With the agent's own sign-in MetaClaw's key is optional: the next step says what needs one.
+    if (preset.needs_key && !ownSignIn && !key.trim() && !keepsStoredKey) {
       setError(`${preset.label} needs an API key.`);
       return;
     }
     const suggested = props.initial?.model || (preset.name === props.presets.current ? config.data?.llm?.model_id : "") || preset.model;
-    props.onNext({ preset, base: b, key: key.trim() ? key.trim() : keepsStoredKey ? null : "", model: suggested ?? "" });
+    props.onNext({ preset, base: b, key: key.trim() ? key.trim() : keepsStoredKey ? null : "", model: suggested ?? "", ownSignIn });
   };
 
   return (
@@ -172,6 +176,10 @@ function ProviderStep(props: { presets: Presets; initial: Endpoint | null; onNex
           </label>
         ))}
       </fieldset>
+      <label class="check" data-testid="onboarding-own-sign-in">
+        <input type="checkbox" checked={ownSignIn} onChange={(e) => setOwnSignIn((e.currentTarget as HTMLInputElement).checked)} /> Use my agent's own sign-in
+        (for example a Claude Pro or Max subscription): your agent's credential is forwarded to this endpoint untouched for its own requests, and never stored.
+      </label>
       <div class="form">
         <div class="field">
           <label for="ob-base">Base URL</label>
@@ -190,7 +198,7 @@ function ProviderStep(props: { presets: Presets; initial: Endpoint | null; onNex
           </div>
         </div>
         <div class="field">
-          <label for="ob-key">API key{preset.needs_key ? "" : " (optional)"}</label>
+          <label for="ob-key">{ownSignIn ? "MetaClaw's own API key (optional)" : `API key${preset.needs_key ? "" : " (optional)"}`}</label>
           <input
             id="ob-key"
             type="password"
@@ -201,7 +209,10 @@ function ProviderStep(props: { presets: Presets; initial: Endpoint | null; onNex
             aria-describedby="ob-key-hint"
             data-testid="onboarding-key"
           />
-          <div class="field-hint muted" id="ob-key-hint">
+          <div class="field-hint muted" id="ob-key-hint" data-testid="onboarding-key-hint">
+            {ownSignIn
+              ? "Your agent signs in for its own requests. MetaClaw's own work (learning skills, the judge, connection checks) needs a key of its own for this endpoint. "
+              : ""}
             {keepsStoredKey ? "Leave empty to keep the stored key. " : ""}Saved only in config.yaml on this computer (mode 0600).
           </div>
         </div>
@@ -222,10 +233,13 @@ function ProviderStep(props: { presets: Presets; initial: Endpoint | null; onNex
 function TestStep(props: { endpoint: Endpoint; onBack: (model: string) => void; onSaved: (model: string) => void }) {
   const e = props.endpoint;
   const candidate = (model: string): EndpointCandidate => {
-    const c: EndpointCandidate = { provider: e.preset.provider, api_base: e.base, model };
+    const c: EndpointCandidate = { provider: e.preset.provider, api_base: e.base, model, auth_method: e.ownSignIn ? "passthrough" : "api_key" };
     if (e.key !== null) c.api_key = e.key;
     return c;
   };
+  // The agent's own sign-in and no key of MetaClaw's: nothing to test with, and MetaClaw's own
+  // calls cannot run until one is set. Said here, and on the Overview until it is fixed.
+  const noOwnKey = e.ownSignIn && e.key === "";
   const [models, setModels] = useState<EndpointModels | "loading">("loading");
   const [model, setModel] = useState(e.model);
   const [typed, setTyped] = useState(false);
@@ -293,12 +307,21 @@ function TestStep(props: { endpoint: Endpoint; onBack: (model: string) => void; 
       data-testid="onboarding-test"
       onSubmit={(ev) => {
         ev.preventDefault();
-        void (passed ? save() : test());
+        void (passed || noOwnKey ? save() : test());
       }}
     >
       <p>
         <strong>{e.preset.label}</strong> at <span class="mono break">{e.base}</span>
       </p>
+      {noOwnKey && (
+        <Notice tone="warn" testid="onboarding-own-endpoint">
+          Your agent's own sign-in will be forwarded for its requests. MetaClaw has no key of its own for this endpoint, so it cannot test the connection, and
+          learning skills, the judge and connection checks will not run until you give it one.{" "}
+          <button type="button" class="btn btn-small" onClick={() => props.onBack(model)} data-testid="onboarding-add-own-key">
+            Add a key for MetaClaw
+          </button>
+        </Notice>
+      )}
       {models === "loading" && <Loading what="the endpoint's models" />}
       {models !== "loading" && (
         <div class="form">
@@ -366,10 +389,16 @@ function TestStep(props: { endpoint: Endpoint; onBack: (model: string) => void; 
         <button type="button" class="btn" onClick={() => props.onBack(model)}>
           Back
         </button>
-        <button type="button" class={"btn" + (passed ? "" : " btn-primary")} disabled={result === "busy" || models === "loading"} onClick={() => void test()} data-testid="onboarding-test-button">
-          {result === "busy" ? "Testing…" : "Test connection"}
-        </button>
-        {passed ? (
+        {!noOwnKey && (
+          <button type="button" class={"btn" + (passed ? "" : " btn-primary")} disabled={result === "busy" || models === "loading"} onClick={() => void test()} data-testid="onboarding-test-button">
+            {result === "busy" ? "Testing…" : "Test connection"}
+          </button>
+        )}
+        {noOwnKey ? (
+          <button type="button" class="btn btn-primary" disabled={saving || !model.trim()} onClick={() => void save()} data-testid="onboarding-save-own-sign-in">
+            {saving ? "Saving…" : "Save without a key of MetaClaw's"}
+          </button>
+        ) : passed ? (
           <button type="submit" class="btn btn-primary" disabled={saving} data-testid="onboarding-save">
             {saving ? "Saving…" : "Save and continue"}
           </button>
@@ -479,7 +508,6 @@ function AgentStep(props: { onBack: () => void; onNext: () => void }) {
   const [report, setReport] = useState<{ agent: DetectedAgent; report: WiringReport; undone?: WiringReport } | null>(null);
   const [busy, setBusy] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
-  const [ownSignIn, setOwnSignIn] = useState(false);
 
   const connect = async (agent: DetectedAgent) => {
     setBusy(agent.claw);
@@ -489,7 +517,6 @@ function AgentStep(props: { onBack: () => void; onNext: () => void }) {
       const agents = (setup.data?.detected ?? []).filter((a) => a.wired && a.claw !== agent.claw).map((a) => a.claw);
       agents.push(agent.claw);
       const set: Record<string, string> = { claw_type: agents.join(", ") };
-      if (ownSignIn) set["llm.auth_method"] = "passthrough";
       await api.patchConfig({ set });
       setReport({ agent, report: await api.wire() });
     } catch (e) {
@@ -519,11 +546,6 @@ function AgentStep(props: { onBack: () => void; onNext: () => void }) {
       {s && s.detected.length > 0 && !report && (
         <>
           <p>Found on this computer. Connecting changes the agent's settings so its requests go through MetaClaw; you can undo it.</p>
-          <label class="check" data-testid="onboarding-own-sign-in">
-            <input type="checkbox" checked={ownSignIn} onChange={(e) => setOwnSignIn((e.currentTarget as HTMLInputElement).checked)} /> Use my agent's own sign-in
-            (for example a Claude Pro or Max subscription): its credential is forwarded untouched and never stored. MetaClaw's own work (learning skills, the
-            judge, connection checks) then uses the endpoint and key chosen above.
-          </label>
           <ul class="list agents" data-testid="onboarding-agents">
             {s.detected.map((a) => (
               <li key={a.claw} class="agent-row">

@@ -2,7 +2,7 @@ import { useStatus } from "../App";
 import type { Status } from "../lib/api";
 import { dateTime, duration, modeLabel, windowText } from "../lib/format";
 import { href } from "../lib/router";
-import { Badge, Card, Dot, ErrorBox, KeyValues, Kbd, Loading, PageHeader, Progress } from "../components/ui";
+import { Badge, Card, Dot, ErrorBox, KeyValues, Kbd, Loading, Notice, PageHeader, Progress } from "../components/ui";
 
 export function Overview() {
   const status = useStatus();
@@ -68,6 +68,11 @@ function Cards({ s }: { s: Status }) {
           />
           <span class="mono break">{s.upstream?.url || "—"}</span>
         </p>
+        {(s.warnings ?? []).map((w) => (
+          <Notice key={w} tone="warn" testid="overview-config-warning">
+            {w} <a href={href("settings")}>Open Settings</a>
+          </Notice>
+        ))}
         {s.needs_onboarding && (
           <p data-testid="overview-onboarding">
             No LLM is configured yet. <a href={href("welcome")}>Set one up</a>.

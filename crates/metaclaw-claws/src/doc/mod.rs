@@ -3,7 +3,7 @@
 
 mod dotenv;
 mod toml;
-mod tree;
+pub(crate) mod tree;
 
 use serde_json::Value;
 
@@ -50,6 +50,17 @@ impl Doc {
                 d.set(key.as_str(), &dotenv::scalar_text(value)?);
                 Ok(())
             }
+        }
+    }
+
+    /// The whole document as JSON (TOML tables become objects); `None` for `.env` files,
+    /// which are edited line by line and never merged.
+    pub(crate) fn to_value(&self) -> Option<Value> {
+        match self {
+            Doc::Json(d) => Some(d.root.clone()),
+            Doc::Yaml(root) => Some(root.clone()),
+            Doc::Toml(d) => Some(toml::item_to_json(d.as_item())),
+            Doc::Dotenv(_) => None,
         }
     }
 

@@ -263,7 +263,7 @@ fn json_to_value(value: &Value) -> Option<toml_edit::Value> {
     })
 }
 
-fn item_to_json(item: &Item) -> Value {
+pub(crate) fn item_to_json(item: &Item) -> Value {
     match item {
         Item::None => Value::Null,
         Item::Value(v) => value_to_json(v),

@@ -182,6 +182,42 @@ fn set_in(node: &mut Value, segs: &[Segment], value: &Value, at: &str) -> Result
     }
 }
 
+/// Remove what `path` names (a key, or the selected list element); a missing path is
+/// already removed.
+pub(crate) fn remove(root: &mut Value, path: &KeyPath) {
+    let Some((last, parents)) = path.segments().split_last() else {
+        return;
+    };
+    let mut node = root;
+    for seg in parents {
+        let next = match seg {
+            Segment::Key(k) => node.as_object_mut().and_then(|m| m.get_mut(k)),
+            Segment::Select { list, key, value } => node
+                .as_object_mut()
+                .and_then(|m| m.get_mut(list))
+                .and_then(Value::as_array_mut)
+                .and_then(|items| items.iter_mut().find(|e| matches(e, key, value))),
+        };
+        match next {
+            Some(n) => node = n,
+            None => return,
+        }
+    }
+    let Some(map) = node.as_object_mut() else {
+        return;
+    };
+    match last {
+        Segment::Key(k) => {
+            map.shift_remove(k);
+        }
+        Segment::Select { list, key, value } => {
+            if let Some(items) = map.get_mut(list).and_then(Value::as_array_mut) {
+                items.retain(|e| !matches(e, key, value));
+            }
+        }
+    }
+}
+
 fn join(at: &str, k: &str) -> String {
     if at.is_empty() {
         k.to_string()

@@ -43,6 +43,11 @@ fn convert_message(m: &Value, out: &mut Vec<Value>) {
         Some(Value::Array(b)) => b,
         _ => return,
     };
+    if role == "system" {
+        // A mid-conversation system message stays a system message where it stands.
+        out.push(json!({"role": "system", "content": text_of_blocks(m.get("content").unwrap_or(&Value::Null))}));
+        return;
+    }
     if role == "assistant" {
         let mut text = Vec::new();
         let mut reasoning = Vec::new();
@@ -348,6 +353,19 @@ mod tests {
         assert_eq!(out["tool_choice"], "required");
         assert_eq!(out["stop"], json!(["END"]));
         assert_eq!(out["stream_options"], json!({"include_usage": true}));
+    }
+
+    #[test]
+    fn a_mid_conversation_system_message_stays_a_system_message() {
+        let body = json!({"model": "claude", "max_tokens": 10, "messages": [
+            {"role": "user", "content": "hi"},
+            {"role": "system", "content": [{"type": "text", "text": "agents: a"}, {"type": "text", "text": "skills: b"}]},
+        ]});
+        let out = request_to_openai(body.as_object().unwrap());
+        assert_eq!(
+            out["messages"][1],
+            json!({"role": "system", "content": "agents: a\n\nskills: b"})
+        );
     }
 
     #[test]

@@ -2,8 +2,8 @@
 //! `PATCH /api/config` with the keys `metaclaw_config::preset::endpoint_changes` lists, the
 //! same keys `metaclaw setup` writes.
 
-use metaclaw_config::LlmProvider;
-use metaclaw_config::preset::{PRESETS, Preset, endpoint_changes, matching};
+use metaclaw_config::preset::{PRESETS, Preset, endpoint_changes, matching, sign_in_change};
+use metaclaw_config::{AuthMethod, LlmProvider};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -49,6 +49,9 @@ pub struct Presets {
     pub current: Option<String>,
     /// A key is stored (it is kept when the endpoint stays the same).
     pub has_key: bool,
+    /// The stored `llm.auth_method` (onboarding's "use my agent's own sign-in").
+    #[serde(default)]
+    pub auth_method: AuthMethod,
 }
 
 pub struct ListPresets;
@@ -72,6 +75,7 @@ impl Operation for ListPresets {
                     .to_owned()
             }),
             has_key: !config.llm.api_key.is_empty(),
+            auth_method: config.llm.auth_method,
         })
     }
 }
@@ -116,6 +120,14 @@ impl Operation for TestCandidate {
 
     async fn run(api: &Api, _: (), candidate: EndpointCandidate) -> Result<EndpointTest, ApiError> {
         checked(&candidate)?;
+        if candidate.auth_method == Some(AuthMethod::Passthrough)
+            && candidate.key(&api.config()).is_empty()
+        {
+            return Err(ApiError::bad_request(
+                "nothing to test with: under your agent's own sign-in MetaClaw has no key of its \
+                 own for this endpoint; give one (`api_key`) to test it",
+            ));
+        }
         if candidate.model.trim().is_empty() {
             return Err(ApiError::bad_request(
                 "`model` must not be empty: choose or type the model to test",
@@ -140,18 +152,22 @@ impl Operation for SaveEndpoint {
         // A key left out is kept only for the same endpoint (`EndpointCandidate::key`); a new host
         // without a key gets none rather than the old provider's.
         let key = candidate.key(&api.config());
-        let changes = endpoint_changes(
+        let mut changes = endpoint_changes(
             candidate.provider,
             &candidate.api_base,
             &candidate.model,
             Some(&key),
         );
+        changes.extend(candidate.auth_method.map(sign_in_change));
         let applied = settings::apply(&api.parts().live, changes)?;
+        // Said at once, not only on the Overview: what the saved choice leaves without a key.
+        let mut warnings = applied.warnings;
+        warnings.extend(onboarding::own_endpoint_warning(&applied.config));
         Ok(ConfigChange {
             config: masked(&applied.config),
             restart_required: !applied.restart_keys.is_empty(),
             restart_keys: applied.restart_keys,
-            warnings: applied.warnings,
+            warnings,
             config_warnings: applied.config_warnings,
         })
     }

@@ -86,20 +86,9 @@ pub struct GetStatus;
 /// Under pass-through the agent's sign-in serves its own turns only: MetaClaw's calls
 /// (distillation, the judge, connection checks) need a credential of MetaClaw's.
 pub fn config_warnings(config: &metaclaw_config::Config) -> Vec<String> {
-    let mut out = Vec::new();
-    if config.llm.auth_method == metaclaw_config::AuthMethod::Passthrough
-        && config.llm.api_key.trim().is_empty()
-        && config.llm.oauth_token.trim().is_empty()
-    {
-        out.push(
-            "Pass-through: your agent's own sign-in is forwarded for its turns, but MetaClaw has \
-             no key of its own, so skill distillation, the judge and connection checks cannot \
-             run. Set an endpoint and API key for them in Settings → LLM (llm.api_base, \
-             llm.api_key)."
-                .to_owned(),
-        );
-    }
-    out
+    crate::onboarding::own_endpoint_warning(config)
+        .into_iter()
+        .collect()
 }
 
 impl Operation for GetStatus {
