@@ -238,7 +238,22 @@ impl Store {
     /// Most recently active sessions first (ties by id), `limit` of them after the first
     /// `offset`.
     pub fn sessions_page(&self, limit: usize, offset: usize) -> Result<Vec<SessionRow>> {
-        sessions::list(&self.read(), limit, offset)
+        sessions::list(&self.read(), None, limit, offset)
+    }
+
+    /// [`Store::sessions_page`] of one agent's sessions only (every agent's when `None`).
+    pub fn agent_sessions_page(
+        &self,
+        agent: Option<&str>,
+        limit: usize,
+        offset: usize,
+    ) -> Result<Vec<SessionRow>> {
+        sessions::list(&self.read(), agent, limit, offset)
+    }
+
+    /// The agents that have sessions, with how many sessions each, by name.
+    pub fn session_agents(&self) -> Result<Vec<(String, u64)>> {
+        sessions::agents(&self.read())
     }
 
     /// Sessions without an end, most recently active first.
@@ -412,7 +427,24 @@ impl Store {
         limit: usize,
         offset: usize,
     ) -> Result<Vec<ProposalRow>> {
-        proposals::list(&self.read(), status, limit, offset)
+        proposals::list(&self.read(), status, None, limit, offset)
+    }
+
+    /// [`Store::proposals_page`] of the proposals for one agent's folder only (every
+    /// proposal when `None`).
+    pub fn agent_proposals_page(
+        &self,
+        status: Option<ProposalStatus>,
+        agent: Option<&str>,
+        limit: usize,
+        offset: usize,
+    ) -> Result<Vec<ProposalRow>> {
+        proposals::list(&self.read(), status, agent, limit, offset)
+    }
+
+    /// Give a proposal to every agent (`None`: its skill goes to the shared folder) or to one.
+    pub fn set_proposal_agent(&self, id: i64, agent: Option<String>) -> Result<()> {
+        self.call(move |conn| proposals::set_agent(conn, id, agent.as_deref()))
     }
 
     /// How many proposals have `status`.
@@ -657,7 +689,23 @@ impl Store {
         days: u32,
         tz_offset_minutes: i32,
     ) -> Result<Vec<(NaiveDate, u64)>> {
-        turns::per_day(&self.read(), now, days, tz_offset_minutes)
+        turns::per_day(&self.read(), now, days, tz_offset_minutes, None)
+    }
+
+    /// [`Store::turns_per_day`] of one agent's turns only (every agent's when `None`).
+    pub fn agent_turns_per_day(
+        &self,
+        agent: Option<&str>,
+        days: u32,
+        tz_offset_minutes: i32,
+    ) -> Result<Vec<(NaiveDate, u64)>> {
+        turns::per_day(
+            &self.read(),
+            self.clock.now(),
+            days,
+            tz_offset_minutes,
+            agent,
+        )
     }
 
     #[cfg(test)]
@@ -764,6 +812,7 @@ mod tests {
             latency_ms: 1.0,
             ttfb_ms: None,
             injected: json!({}),
+            agent: metaclaw_domain::DEFAULT_AGENT.to_owned(),
             skill_generation: None,
         }
     }
