@@ -369,6 +369,16 @@ pub(crate) fn set_state(
     Ok(())
 }
 
+/// Takes an agent's untrained samples out of training (it opted out of the shared policy);
+/// returns how many.
+pub(crate) fn skip_agent(conn: &Connection, agent: &str) -> Result<usize> {
+    Ok(conn
+        .prepare_cached(
+            "UPDATE samples SET state = 'skipped' WHERE agent = ?1 AND state IN ('pending', 'ready')",
+        )?
+        .execute([agent])?)
+}
+
 /// Marks every not-yet-trained sample from before `generation` stale; returns how many.
 pub(crate) fn mark_stale(conn: &Connection, generation: u64) -> Result<usize> {
     Ok(conn

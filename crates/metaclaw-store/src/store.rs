@@ -655,6 +655,13 @@ impl Store {
         self.call(move |conn| in_transaction(conn, |tx| samples::mark_stale(tx, generation)))
     }
 
+    /// Takes `agent`'s untrained samples out of training (pending and ready ones become
+    /// skipped); returns how many.
+    pub fn skip_agent_samples(&self, agent: &str) -> Result<usize> {
+        let agent = agent.to_owned();
+        self.call(move |conn| in_transaction(conn, |tx| samples::skip_agent(tx, &agent)))
+    }
+
     /// Number of samples in each state (every state present).
     pub fn sample_counts(&self) -> Result<std::collections::BTreeMap<String, u64>> {
         samples::counts(&self.read())
