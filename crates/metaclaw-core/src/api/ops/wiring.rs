@@ -105,6 +105,9 @@ impl Operation for Wire {
     type Output = WiringReport;
 
     async fn run(api: &Api, _: (), _: NoInput) -> Result<WiringReport, ApiError> {
+        // Keys first: the recipes write each agent's own key into its configuration.
+        let live = api.parts().live.clone();
+        blocking(move || crate::agents::ensure_keys(&live)).await??;
         let (config, home, port) = (api.config(), api.parts().home.clone(), port(api));
         blocking(move || wiring::wire(&config, &home, port)).await
     }
