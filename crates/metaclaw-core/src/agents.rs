@@ -148,7 +148,11 @@ mod tests {
         let codex = &list[0];
         assert!(codex.configured && !codex.wired && !codex.learning);
         assert_eq!(codex.key.as_deref(), Some("mc-…0123"));
-        assert!(!serde_json::to_string(&list).unwrap().contains("0123456789abcdef"));
+        assert!(
+            !serde_json::to_string(&list)
+                .unwrap()
+                .contains("0123456789abcdef")
+        );
         assert!(codex.skills_dir.ends_with("agents/codex/skills"));
     }
 }

@@ -385,10 +385,13 @@ impl Evolution {
     pub fn proposals_page(
         &self,
         status: Option<ProposalStatus>,
+        agent: Option<&str>,
         limit: usize,
         offset: usize,
     ) -> Result<Vec<ProposalRow>, SkillError> {
-        Ok(self.store.proposals_page(status, limit, offset)?)
+        Ok(self
+            .store
+            .agent_proposals_page(status, agent, limit, offset)?)
     }
 
     fn proposal(&self, id: i64) -> Result<ProposalRow, SkillError> {
