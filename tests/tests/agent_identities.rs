@@ -406,3 +406,46 @@ mod rl {
         drop(fake);
     }
 }
+
+/// Under subscription pass-through the bearer is the user's own sign-in and goes upstream
+/// untouched; the agent is named by its key in `x-metaclaw-key`, which never goes upstream.
+#[tokio::test]
+async fn pass_through_names_the_agent_by_its_own_header() {
+    const OAUTH: &str = "sk-ant-oat01-fake-subscription-token";
+    let shared = tempfile::tempdir().unwrap();
+    let own_a = tempfile::tempdir().unwrap();
+    let (s, a) = (shared.path().to_owned(), own_a.path().to_owned());
+    let h = Harness::start_with(|c| {
+        two_agents(c, &s, &a, |_| {});
+        c.llm.auth_method = metaclaw_config::AuthMethod::Passthrough;
+        c.llm.api_key.clear();
+    })
+    .await;
+    for (session, key) in [("sa", Some(KEY_A)), ("sd", None)] {
+        let mut req = h
+            .client
+            .post(format!("{}/v1/chat/completions", h.base))
+            .bearer_auth(OAUTH)
+            .header("x-session-id", session)
+            .json(&json!({"model": "m", "messages": user(REQUEST)}));
+        if let Some(key) = key {
+            req = req.header("x-metaclaw-key", key);
+        }
+        assert_eq!(req.send().await.unwrap().status(), 200);
+    }
+    for r in h.mock.requests() {
+        assert_eq!(
+            r.headers.get("authorization").map(String::as_str),
+            Some(format!("Bearer {OAUTH}").as_str())
+        );
+        assert!(!r.headers.contains_key("x-metaclaw-key"), "{:?}", r.headers);
+    }
+    h.wait_turns(2).await;
+    let store = h.core().store();
+    assert_eq!(
+        store.turns_in_session("sa").unwrap()[0].agent,
+        "claude-code"
+    );
+    assert_eq!(store.turns_in_session("sd").unwrap()[0].agent, "default");
+    h.stop().await;
+}
