@@ -1014,8 +1014,10 @@ mod tests {
 
     #[test]
     fn each_agent_gets_its_settings_with_the_key_masked() {
-        let mut c = Config::default();
-        c.claw_type = "codex".parse().unwrap();
+        let mut c = Config {
+            claw_type: "codex".parse().unwrap(),
+            ..Config::default()
+        };
         c.agents.insert(
             "claude-code".into(),
             metaclaw_config::AgentConfig {
