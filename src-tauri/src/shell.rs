@@ -178,18 +178,29 @@ pub fn main() {
             };
             let mode = config.mode.as_str().to_owned();
             let host = config.proxy.host.clone();
-            let wire_config = config.clone();
             let core = tauri::async_runtime::block_on(metaclaw_core::start(CoreOptions::new(
                 home.clone(),
                 config,
             )))
             .unwrap_or_else(|e| fatal(&e.to_string()));
-            // Point the agent at the proxy, as `metaclaw start` does; off the UI thread, since
-            // it runs the agent's own CLI.
-            let (wire_home, port) = (home.clone(), core.addr().port());
-            tauri::async_runtime::spawn_blocking(move || {
-                for line in metaclaw_core::wiring::wire(&wire_config, &wire_home, port).lines {
-                    tracing::info!("wiring: {line}");
+            // Point the agent at the proxy, as `metaclaw start` does, through the core's own
+            // operation (each agent gets its own proxy key first); the operation runs the
+            // agent's CLI off the async workers.
+            let wiring_api = core.api().clone();
+            tauri::async_runtime::spawn(async move {
+                let wire = wiring_api
+                    .call::<metaclaw_core::api::ops::wiring::Wire>(
+                        (),
+                        metaclaw_core::api::NoInput {},
+                    )
+                    .await;
+                match wire {
+                    Ok(report) => {
+                        for line in report.lines {
+                            tracing::info!("wiring: {line}");
+                        }
+                    }
+                    Err(e) => tracing::warn!("wiring failed: {e}"),
                 }
             });
             lock.write_state(&InstanceState {

@@ -290,6 +290,38 @@ describe("dashboard", { timeout: 90_000 }, () => {
     await page.locator(tid("session-row-e2e-live")).waitFor();
   });
 
+  scenario("agents: a turn sent with an agent's own key is filtered under that agent, its key never shown", async (t) => {
+    if (!target.proxyKey) return t.skip("the mock API has no proxy");
+    const key = "mc-e2e-codex-key-0123456789abcdef";
+    // Through the settings path, as the wiring does when it creates a key.
+    const set = await page.evaluate(async (k) => {
+      const r = await fetch("/api/config", { method: "PATCH", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ set: { "agents.codex.api_key": k } }) });
+      return r.status;
+    }, key);
+    assert.equal(set, 200);
+    const r = await fetch(`${target.base}/v1/chat/completions`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", Authorization: `Bearer ${key}`, "x-session-id": "e2e-codex" },
+      body: JSON.stringify({ model: "m", messages: [{ role: "user", content: "hello from codex" }] }),
+    });
+    assert.equal(r.status, 200, await r.text());
+    await page.reload();
+    const picker = page.locator(tid("agent-picker"));
+    await picker.locator('option[value="codex"]').waitFor({ state: "attached" });
+    await picker.selectOption("codex");
+    await go("sessions");
+    await page.locator(tid("session-row-e2e-codex")).waitFor();
+    await expectText(page.locator(tid("session-agent-e2e-codex")), /^codex$/);
+    assert.equal(await page.locator(tid("session-row-e2e-live")).count(), 0, "another agent's session is listed");
+    await go("settings");
+    const agents = page.locator(tid("settings-group-agents"));
+    await expectText(agents, /codex: proxy key/);
+    assert.ok(!(await page.content()).includes(key), "the agent's key is shown whole");
+    await screenshot(page, SHOTS, "settings-agents");
+    // Back to every agent for the scenarios after this one.
+    await picker.selectOption("");
+  });
+
   scenario("Settings: test the connection; an endpoint change keeps the key and applies without a restart", async () => {
     await go("settings");
     await page.locator(tid("test-llm")).click();

@@ -5,6 +5,7 @@ import { connectEvents, disconnectEvents, useLive, useLiveState } from "./lib/ev
 import { useResource, type Resource } from "./lib/resource";
 import { href, navigate, useRoute } from "./lib/router";
 import { setChoice, useTheme, type ThemeChoice } from "./lib/theme";
+import { setAgent, useAgent } from "./lib/agent";
 import { Toasts } from "./components/toast";
 import { Kbd } from "./components/ui";
 import { Overview } from "./pages/Overview";
@@ -118,6 +119,7 @@ function Shell(props: { status: Status | undefined; offline: boolean; onRetry: (
             })}
           </ul>
         </nav>
+        <AgentPicker />
         <div class="sidebar-foot">
           <LiveIndicator />
           <ThemeToggle />
@@ -183,6 +185,28 @@ function LiveIndicator() {
       <span class="live-dot" aria-hidden="true" />
       {label}
     </div>
+  );
+}
+
+/** Filters sessions, skills, proposals and charts to one agent; shown once there are agents. */
+function AgentPicker() {
+  const agent = useAgent() ?? "";
+  const agents = useResource(() => api.agentList(), []);
+  useLive(["session_started"], () => void agents.reload());
+  const names = (agents.data ?? []).map((a) => a.name);
+  if (names.length === 0) return null;
+  return (
+    <label class="agent-picker">
+      <span class="muted small">Agent</span>
+      <select value={agent} onChange={(e) => setAgent((e.target as HTMLSelectElement).value)} data-testid="agent-picker">
+        <option value="">All agents</option>
+        {names.map((n) => (
+          <option key={n} value={n}>
+            {n}
+          </option>
+        ))}
+      </select>
+    </label>
   );
 }
 

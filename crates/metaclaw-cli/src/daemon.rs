@@ -61,7 +61,6 @@ pub fn run_foreground(home: &Home, args: &StartArgs) -> Result<()> {
             .unwrap_or_default()
             .to_owned();
         let host = config.proxy.host.clone();
-        let wire_config = config.clone();
         let core =
             metaclaw_core::start(metaclaw_core::CoreOptions::new(home.clone(), config)).await?;
         let state = InstanceState {
@@ -75,11 +74,17 @@ pub fn run_foreground(home: &Home, args: &StartArgs) -> Result<()> {
         };
         lock.write_state(&state)?;
         if !args.no_wire {
-            // Off the async runtime: wiring runs the agent's CLI, which takes seconds.
-            let (config, home2, port) = (wire_config.clone(), home.clone(), state.port);
-            tokio::task::spawn_blocking(move || {
-                for line in metaclaw_core::wiring::wire(&config, &home2, port).lines {
-                    tracing::info!("wiring: {line}");
+            // Through the core's own operation (in process): it gives each agent its own
+            // proxy key first, and runs the agents' CLIs off the async workers.
+            let api = core.api().clone();
+            tokio::spawn(async move {
+                match api.call::<Wire>((), NoInput {}).await {
+                    Ok(report) => {
+                        for line in report.lines {
+                            tracing::info!("wiring: {line}");
+                        }
+                    }
+                    Err(e) => tracing::warn!("wiring failed: {e}"),
                 }
             });
         }

@@ -38,6 +38,7 @@ fn turn(
         latency_ms: 850.0,
         ttfb_ms: Some(120.0),
         injected: json!(skill.map(|s| vec![json!({"kind": "skill", "name": s, "version": "1", "score": 14.2, "reason": "relevant"})]).unwrap_or_default()),
+        agent: metaclaw_domain::DEFAULT_AGENT.to_owned(),
         skill_generation: Some(0),
     }
 }

@@ -33,7 +33,14 @@ pub fn run(home: &Home, cmd: SkillsCommand) -> Result<()> {
 fn run_on(core: &Core, cmd: SkillsCommand) -> Result<()> {
     match cmd {
         SkillsCommand::List { category, json } => {
-            let skills = core.call::<ListSkills>((), SkillFilter { q: None, category })?;
+            let skills = core.call::<ListSkills>(
+                (),
+                SkillFilter {
+                    q: None,
+                    category,
+                    agent: None,
+                },
+            )?;
             if json {
                 say(&serde_json::to_string_pretty(&skills)?);
                 return Ok(());
@@ -159,6 +166,7 @@ fn run_on(core: &Core, cmd: SkillsCommand) -> Result<()> {
                     // A review inbox larger than one page is read in full.
                     limit: Some(metaclaw_core::api::ops::proposals::MAX_PROPOSALS_PAGE),
                     offset: None,
+                    agent: None,
                 },
             )?;
             if json {

@@ -35,6 +35,8 @@ pub fn run(home: &Home, args: &StatusArgs) -> Result<()> {
             .ok()
     });
     let upstream = runtime.block_on(probe_upstream(&config));
+    // Keys are masked by the listing itself: status never prints one whole.
+    let agent_list = metaclaw_core::agents::list(&config, home, &[]);
     let (turns_today, evolution, rl) = match &live {
         Some(s) => (
             Some(s.counts.turns_today),
@@ -58,6 +60,7 @@ pub fn run(home: &Home, args: &StatusArgs) -> Result<()> {
         "agents": {
             "configured": config.claw_type.agents().map(|c| c.as_str()).collect::<Vec<_>>(),
             "wired": metaclaw_core::wiring::wired_agents(home),
+            "list": agent_list,
         },
         "warnings": metaclaw_core::api::ops::status::config_warnings(&config),
         "rl": rl.clone().unwrap_or_else(|| json!({
@@ -111,6 +114,9 @@ pub fn run(home: &Home, args: &StatusArgs) -> Result<()> {
             format!(" (wired now: {})", wired.join(", "))
         }
     ));
+    for a in &agent_list {
+        say(&format!("  {}", agent_line(a)));
+    }
     for warning in metaclaw_core::api::ops::status::config_warnings(&config) {
         say(&format!("warning    {warning}"));
     }
@@ -237,4 +243,22 @@ fn human_duration(secs: f64) -> String {
         60..=3599 => format!("{}m {}s", s / 60, s % 60),
         _ => format!("{}h {}m", s / 3600, (s % 3600) / 60),
     }
+}
+
+/// One agent as `metaclaw status` lists it: name, its key masked, wiring and switches.
+fn agent_line(a: &metaclaw_core::agents::AgentInfo) -> String {
+    let on = |b: bool| if b { "on" } else { "off" };
+    format!(
+        "{:<12} key {:<10} {:<9} skills {:<3} learning {:<3} shared policy {}",
+        a.name,
+        a.key.as_deref().unwrap_or("(shared)"),
+        if a.wired { "wired" } else { "not wired" },
+        on(a.skills),
+        on(a.learning),
+        if a.train_shared_policy && a.learning {
+            "yes"
+        } else {
+            "no"
+        },
+    )
 }

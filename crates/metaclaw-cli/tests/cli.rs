@@ -896,7 +896,70 @@ fn several_agents_are_wired_and_restored_and_hermes_never_blocks() {
             .contains("provider: custom")
     );
 
+    // Each agent got its own proxy key, and its configuration holds that key.
+    let agents = metaclaw_config::load(&home.join("config.yaml"))
+        .unwrap()
+        .config
+        .agents;
+    let key = |agent: &str| agents[agent].api_key.clone();
+    let keys: Vec<String> = ["hermes", "claude-code", "codex", "qwen-code"]
+        .iter()
+        .map(|a| key(a))
+        .collect();
+    assert!(
+        keys.iter().all(|k| k.starts_with("mc-") && k.len() > 30),
+        "{keys:?}"
+    );
+    let mut unique = keys.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), 4);
+    assert!(
+        claude.contains(&key("claude-code")) && !claude.contains("\"pk\""),
+        "{claude}"
+    );
+    assert!(qwen.contains(&key("qwen-code")), "{qwen}");
+    assert!(
+        read(".hermes/config.yaml")
+            .unwrap()
+            .contains(&key("hermes"))
+    );
+    // The proxy knows each agent by its key.
+    let answer = rt.block_on(async {
+        reqwest::Client::new()
+            .post(format!("http://127.0.0.1:{port}/v1/chat/completions"))
+            .bearer_auth(key("codex"))
+            .json(
+                &serde_json::json!({"model": "m", "messages": [{"role": "user", "content": "hi"}]}),
+            )
+            .send()
+            .await
+            .unwrap()
+            .status()
+    });
+    assert_eq!(answer, 200);
+
+    let (status_text, _) = run(&["status"]);
+    for k in &keys {
+        assert!(
+            !status_text.contains(k.as_str()),
+            "status shows a whole key: {status_text}"
+        );
+    }
+    assert!(
+        status_text.contains("claude-code  key mc-…"),
+        "{status_text}"
+    );
     let status = json_of_env(&home, user.path(), &path, &["status", "--json"]);
+    assert!(
+        keys.iter()
+            .all(|k| !status.to_string().contains(k.as_str()))
+    );
+    assert_eq!(
+        status["agents"]["list"].as_array().unwrap().len(),
+        4,
+        "{status}"
+    );
     assert_eq!(
         status["agents"]["configured"],
         serde_json::json!(["hermes", "claude-code", "codex", "qwen-code"])

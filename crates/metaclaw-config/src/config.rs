@@ -45,6 +45,8 @@ pub struct Config {
     pub openclaw_env_max_steps: u32,
     /// Offer the agent a `run_command` tool in rollouts (sandboxed in the episode's folder).
     pub openclaw_env_allow_commands: bool,
+    /// Per-agent identities and settings (`agents.<name>.*`), by agent name.
+    pub agents: std::collections::BTreeMap<String, crate::agents::AgentConfig>,
 }
 
 impl Default for Config {
@@ -72,6 +74,7 @@ impl Default for Config {
             openclaw_env_concurrency: 4,
             openclaw_env_max_steps: 15,
             openclaw_env_allow_commands: false,
+            agents: Default::default(),
         }
     }
 }
@@ -100,6 +103,12 @@ impl Config {
             (0, _) => 32_768,
             (n, _) => n,
         }
+    }
+
+    /// An agent's settings: its own under `agents:`, the defaults for one not listed there
+    /// (such as the default agent).
+    pub fn agent(&self, name: &str) -> crate::agents::AgentConfig {
+        self.agents.get(name).cloned().unwrap_or_default()
     }
 
     pub fn served_model(&self) -> &str {

@@ -218,7 +218,24 @@ pub(crate) const KEYS: &[KeySpec] = &[
     key("claw_type", Kind::Choice(ClawType::NAMES), CHOICE),
     key("configure_openclaw", Kind::Bool, BOOL),
     key("learning_paused", Kind::Bool, BOOL),
+    key("agents", Kind::Section, SECTION),
 ];
+
+/// The keys of one agent, `agents.<name>.<field>`, with `*` for the name (the names are the
+/// user's, so they cannot be listed in [`KEYS`]).
+const AGENT_KEYS: &[KeySpec] = &[
+    key("agents.*", Kind::Section, SECTION),
+    key("agents.*.api_key", Kind::Str, STR),
+    key("agents.*.skills_dir", Kind::Str, STR),
+    key("agents.*.skills", Kind::Bool, BOOL),
+    key("agents.*.learning", Kind::Bool, BOOL),
+    key("agents.*.train_shared_policy", Kind::Bool, BOOL),
+];
+
+/// The per-agent keys, with `*` in place of the agent's name.
+pub fn agent_keys() -> &'static [KeySpec] {
+    AGENT_KEYS
+}
 
 /// Every key this version reads, sections included (the settings catalogue checks itself
 /// against this list).
@@ -227,6 +244,13 @@ pub fn known_keys() -> &'static [KeySpec] {
 }
 
 pub(crate) fn spec(dotted: &str) -> Option<&'static KeySpec> {
+    if let Some(rest) = dotted.strip_prefix("agents.") {
+        let pattern = match rest.split_once('.') {
+            Some((_, field)) => format!("agents.*.{field}"),
+            None => "agents.*".to_owned(),
+        };
+        return AGENT_KEYS.iter().find(|k| k.key == pattern);
+    }
     KEYS.iter().find(|k| k.key == dotted)
 }
 

@@ -2,6 +2,7 @@
 //! with upstream-compatible validation and warnings, `config KEY VALUE` edits, and the provider
 //! presets `metaclaw setup` and the dashboard's onboarding share (`preset`).
 
+mod agents;
 mod choices;
 mod claw_list;
 mod config;
@@ -15,6 +16,7 @@ pub mod preset;
 mod validation;
 mod warning;
 
+pub use agents::{AGENT_FIELDS, AgentConfig, valid_agent_name};
 pub use choices::{
     AuthMethod, ClawType, LlmProvider, LossFn, Mode, Placement, ResponsesApi, RetrievalMode,
     RewardCombine, WireFormat,
@@ -28,7 +30,7 @@ pub use document::{Document, coerce};
 pub use error::ConfigError;
 pub use file::{LoadedConfig, load, load_document, load_str, save, set_and_save};
 pub use home::Home;
-pub use keys::{KeySpec, Kind as KeyKind, known_keys};
+pub use keys::{KeySpec, Kind as KeyKind, agent_keys, known_keys};
 pub use mask::is_secret_key;
 pub use mask::{mask_secret, masked};
 pub use validation::validate;

@@ -283,6 +283,42 @@ fn check_semantics(c: &Config) -> Result<(), ConfigError> {
             return invalid(key, url.as_str().into());
         }
     }
+    check_agents(c)
+}
+
+/// Agent names become folder names and keys identify one agent each, so a name must be a
+/// plain slug and a key must belong to one agent only (and not be the shared proxy key).
+fn check_agents(c: &Config) -> Result<(), ConfigError> {
+    let mut seen: Vec<&str> = Vec::new();
+    for (name, agent) in &c.agents {
+        if !crate::agents::valid_agent_name(name) {
+            return Err(ConfigError::InvalidValue {
+                key: format!("agents.{name}"),
+                value: format!("{name:?}"),
+                allowed: "an agent name: lowercase letters, digits, - and _ (at most 32)".into(),
+            });
+        }
+        let key = agent.api_key.trim();
+        if key.is_empty() {
+            continue;
+        }
+        let clash = if key == c.proxy.api_key.trim() {
+            Some("it is proxy.api_key, the key shared by agents without their own".to_owned())
+        } else {
+            seen.iter()
+                .position(|k| *k == key)
+                .map(|_| "another agent has the same key".to_owned())
+        };
+        if let Some(why) = clash {
+            let dotted = format!("agents.{name}.api_key");
+            return Err(ConfigError::InvalidValue {
+                value: render_value(&dotted, &Value::String(key.to_owned())),
+                key: dotted,
+                allowed: format!("a key of this agent alone: {why}"),
+            });
+        }
+        seen.push(key);
+    }
     Ok(())
 }
 
@@ -784,5 +820,55 @@ mod tests {
         assert!(!is_http_url("api.openai.com/v1"));
         assert!(!is_http_url("https://"));
         assert!(!is_http_url("ftp://x"));
+    }
+}
+
+#[cfg(test)]
+mod agent_tests {
+    use super::*;
+
+    fn check(yaml: &str) -> Result<(Config, Vec<ConfigWarning>), ConfigError> {
+        validate(&Document::parse(yaml).unwrap())
+    }
+
+    #[test]
+    fn agents_are_read_with_defaults_and_checked() {
+        let (c, warnings) = check(
+            "agents:\n  claude-code:\n    api_key: mc-aaaaaaaaaaaaaaaa\n    learning: false\n  codex: {}\n",
+        )
+        .unwrap();
+        assert!(warnings.is_empty(), "{warnings:?}");
+        let cc = &c.agents["claude-code"];
+        assert!(!cc.learning && cc.skills && cc.train_shared_policy);
+        assert!(!cc.trains_policy());
+        assert!(c.agents["codex"].trains_policy());
+
+        let (_, warnings) = check("agents:\n  codex:\n    colour: red\n").unwrap();
+        assert_eq!(warnings[0].key(), "agents.codex.colour");
+
+        let err = check("agents:\n  codex:\n    skills: maybe\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("agents.codex.skills") && err.contains("true or false"),
+            "{err}"
+        );
+
+        let err = check("agents:\n  Bad Name: {}\n").unwrap_err().to_string();
+        assert!(err.contains("agent name"), "{err}");
+    }
+
+    #[test]
+    fn agent_keys_are_unique_and_never_shown_whole() {
+        let same = "agents:\n  a:\n    api_key: mc-same-key-123456789\n  b:\n    api_key: mc-same-key-123456789\n";
+        let err = check(same).unwrap_err().to_string();
+        assert!(
+            err.contains("agents.b.api_key") && err.contains("same key"),
+            "{err}"
+        );
+        assert!(!err.contains("mc-same-key-123456789"), "{err}");
+        let shared = "proxy:\n  api_key: mc-shared-key-12345\nagents:\n  a:\n    api_key: mc-shared-key-12345\n";
+        let err = check(shared).unwrap_err().to_string();
+        assert!(err.contains("proxy.api_key"), "{err}");
     }
 }

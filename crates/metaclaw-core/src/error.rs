@@ -57,6 +57,8 @@ pub enum SkillError {
     Invalid(String),
     #[error("no user skills folder is configured (skills.dir)")]
     NoFolder,
+    #[error("no agent `{0}` under agents: in config.yaml (see `metaclaw status`)")]
+    NoAgent(String),
     #[error("skills are off (skills.enabled: false)")]
     Off,
     #[error("no sessions recorded yet")]

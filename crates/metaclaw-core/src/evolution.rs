@@ -10,7 +10,7 @@ use std::time::Duration;
 use arc_swap::ArcSwapOption;
 
 use metaclaw_config::Config;
-use metaclaw_domain::{Clock, Event, TurnType};
+use metaclaw_domain::{Clock, DEFAULT_AGENT, Event, TurnType};
 use metaclaw_evolve::{Evolver, TurnView};
 use metaclaw_skills::{Level, Skill, SkillSource};
 use metaclaw_store::{
@@ -235,6 +235,10 @@ impl Evolution {
         if rows.is_empty() {
             return Err(SkillError::EmptySession(session_id.to_owned()));
         }
+        let agent = self
+            .store
+            .session(session_id)?
+            .map_or_else(|| DEFAULT_AGENT.to_owned(), |s| s.agent);
         let feedback = self.store.feedback_in_session(session_id)?;
         let turns: Vec<TurnView> = rows
             .iter()
@@ -263,6 +267,13 @@ impl Evolution {
             signals: signals.clone(),
             error: None,
         };
+        if !self.skills.agent_settings(&agent).learning {
+            report.status = EvolutionRunStatus::Skipped;
+            report.error = Some(format!(
+                "learning is off for the agent `{agent}` (agents.{agent}.learning)"
+            ));
+            return Ok(self.close(report, trigger, started));
+        }
         if signals.is_empty() && main < MIN_TURNS_WITHOUT_SIGNALS {
             report.status = EvolutionRunStatus::Skipped;
             report.error = Some(format!(
@@ -275,7 +286,9 @@ impl Evolution {
             report.error = Some("no evolver endpoint: set llm.api_base and llm.model_id, or rl.evolver_api_base and rl.evolver_model".into());
             return Ok(self.close(report, trigger, started));
         };
-        let library = self.skills.library();
+        // Deduplicated against what this agent sees; the store files the proposal under
+        // the session's agent.
+        let library = self.skills.library_for(&agent);
         let existing: Vec<(String, String)> = library
             .skills()
             .iter()
@@ -372,10 +385,13 @@ impl Evolution {
     pub fn proposals_page(
         &self,
         status: Option<ProposalStatus>,
+        agent: Option<&str>,
         limit: usize,
         offset: usize,
     ) -> Result<Vec<ProposalRow>, SkillError> {
-        Ok(self.store.proposals_page(status, limit, offset)?)
+        Ok(self
+            .store
+            .agent_proposals_page(status, agent, limit, offset)?)
     }
 
     fn proposal(&self, id: i64) -> Result<ProposalRow, SkillError> {
@@ -386,15 +402,24 @@ impl Evolution {
         self.skills.user_dir().ok_or(SkillError::NoFolder)
     }
 
-    /// The file a skill lives in; names are checked so they can never leave the folder.
-    fn skill_file(&self, name: &str) -> Result<PathBuf, SkillError> {
+    /// The file a skill lives in, in an agent's own folder or the shared one; names are
+    /// checked so they can never leave the folder.
+    fn skill_file(&self, name: &str, agent: Option<&str>) -> Result<PathBuf, SkillError> {
         if !metaclaw_skills::valid_name(name) {
             return Err(SkillError::InvalidName(name.to_owned()));
         }
-        Ok(self.skills_dir()?.join(name).join("SKILL.md"))
+        let dir = match agent {
+            Some(a) => self
+                .skills
+                .agent_dir(a)
+                .ok_or_else(|| SkillError::NoAgent(a.to_owned()))?,
+            None => self.skills_dir()?,
+        };
+        Ok(dir.join(name).join("SKILL.md"))
     }
 
-    /// Write (or, for empty content, remove) a skill's file, then record the version.
+    /// Write (or, for empty content, remove) a skill's file in the shared folder, then
+    /// record the version.
     fn apply(
         &self,
         name: &str,
@@ -403,11 +428,24 @@ impl Evolution {
         action: VersionAction,
         proposal_id: Option<i64>,
     ) -> Result<SkillVersionRow, SkillError> {
-        let path = self.skill_file(name)?;
+        self.apply_in(None, name, content, author, action, proposal_id)
+    }
+
+    /// [`Evolution::apply`] in `agent`'s own folder (`None`: the shared one).
+    fn apply_in(
+        &self,
+        agent: Option<&str>,
+        name: &str,
+        content: &str,
+        author: Author,
+        action: VersionAction,
+        proposal_id: Option<i64>,
+    ) -> Result<SkillVersionRow, SkillError> {
+        let path = self.skill_file(name, agent)?;
         // Keep a skill's earlier text restorable: its first recorded version is what was there.
         // (empty when the skill did not exist, so rolling back to it removes the skill).
         if self.store.skill_versions(name)?.is_empty() {
-            let before = self.current_text(name).unwrap_or_default();
+            let before = self.current_text(name, agent).unwrap_or_default();
             self.store.record_skill_version(NewSkillVersion {
                 skill_name: name.to_owned(),
                 content: before,
@@ -438,8 +476,11 @@ impl Evolution {
         Ok(row)
     }
 
-    fn current_text(&self, name: &str) -> Option<String> {
-        let lib = self.skills.library();
+    fn current_text(&self, name: &str, agent: Option<&str>) -> Option<String> {
+        let lib = match agent {
+            Some(a) => self.skills.library_for(a),
+            None => self.skills.library(),
+        };
         let skill = lib.get(name)?;
         Some(skill.file_text())
     }
@@ -482,7 +523,15 @@ impl Evolution {
             None => (p.content.clone(), Author::Evolver, VersionAction::Approve),
         };
         Self::validate(&p.skill_name, &content)?;
-        let row = self.apply(&p.skill_name, &content, author, action, Some(id))?;
+        // An agent's proposal goes to that agent's own folder until it is shared.
+        let row = self.apply_in(
+            p.agent.as_deref(),
+            &p.skill_name,
+            &content,
+            author,
+            action,
+            Some(id),
+        )?;
         self.store
             .set_proposal_status(id, ProposalStatus::Approved, None)?;
         // A merge: the skill it absorbed is switched off (not deleted, so undo is easy).
@@ -526,7 +575,8 @@ impl Evolution {
             });
         }
         let before = p.base_content.clone().unwrap_or_default();
-        let row = self.apply(
+        let row = self.apply_in(
+            p.agent.as_deref(),
             &p.skill_name,
             &before,
             Author::User,
@@ -535,6 +585,44 @@ impl Evolution {
         )?;
         self.store
             .set_proposal_status(id, ProposalStatus::Undone, None)?;
+        Ok(row)
+    }
+
+    /// "Share with all agents": a pending proposal of an agent will be written to the
+    /// shared folder when approved; an approved one moves there now.
+    pub fn share(&self, id: i64) -> Result<ProposalRow, SkillError> {
+        let p = self.proposal(id)?;
+        let Some(agent) = p.agent.as_deref() else {
+            return Ok(p);
+        };
+        if p.status == ProposalStatus::Approved {
+            self.share_skill(agent, &p.skill_name)?;
+        }
+        self.store.set_proposal_agent(id, None)?;
+        self.proposal(id)
+    }
+
+    /// Move a skill from `agent`'s own folder to the shared one, for every agent (a shared
+    /// skill of the same name is replaced; its earlier text stays in the history).
+    pub fn share_skill(&self, agent: &str, name: &str) -> Result<SkillVersionRow, SkillError> {
+        let own = self.skill_file(name, Some(agent))?;
+        let content = match std::fs::read_to_string(&own) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(SkillError::NotFound(format!("{agent}/{name}")));
+            }
+            Err(source) => return Err(SkillError::Io { path: own, source }),
+        };
+        let row = self.apply_in(
+            None,
+            name,
+            &content,
+            Author::User,
+            VersionAction::Edit,
+            None,
+        )?;
+        remove_skill(&own)?;
+        self.skills.reload();
         Ok(row)
     }
 

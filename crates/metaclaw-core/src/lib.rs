@@ -1,6 +1,7 @@
 //! Assembles a running MetaClaw: store, proxy, events and background tasks. The headless
 //! daemon (`metaclaw start`) and the tray app both run exactly this.
 
+pub mod agents;
 pub mod api;
 mod claws;
 mod error;

@@ -490,6 +490,22 @@ async fn apply_settings(
                 if let Err(e) = skills.reconfigure(&config) {
                     tracing::warn!("skill settings not applied: {e}");
                 }
+                // An agent that stops training the shared policy takes its waiting samples
+                // with it (what already trained stays trained).
+                for name in config
+                    .agents
+                    .iter()
+                    .filter(|(_, a)| !a.trains_policy())
+                    .map(|(n, _)| n)
+                {
+                    match evolution.store().skip_agent_samples(name) {
+                        Ok(0) => {}
+                        Ok(n) => {
+                            tracing::info!(agent = %name, samples = n, "rl: samples of an opted-out agent skipped")
+                        }
+                        Err(e) => tracing::warn!(agent = %name, "rl: samples not skipped: {e}"),
+                    }
+                }
             }
             Ok(_) => {}
             Err(broadcast::error::RecvError::Closed) => return,

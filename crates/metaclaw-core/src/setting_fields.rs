@@ -21,6 +21,8 @@ pub enum SettingGroup {
     Teacher,
     Scheduler,
     Data,
+    /// One block per agent (`agents.<name>.*`).
+    Agents,
 }
 
 impl SettingGroup {
@@ -34,6 +36,7 @@ impl SettingGroup {
         SettingGroup::Teacher,
         SettingGroup::Scheduler,
         SettingGroup::Data,
+        SettingGroup::Agents,
     ];
 
     pub fn label(self) -> &'static str {
@@ -47,6 +50,7 @@ impl SettingGroup {
             SettingGroup::Teacher => "Teacher (OPD)",
             SettingGroup::Scheduler => "Scheduler",
             SettingGroup::Data => "Data",
+            SettingGroup::Agents => "Agents",
         }
     }
 }
@@ -761,6 +765,55 @@ const DESCRIBED: &[Described] = &[
     .min(0.0),
 ];
 
+/// The settings of each agent, described once with `*` for the agent's name.
+const AGENT_DESCRIBED: &[Described] = &[
+    d(
+        "agents.*.skills",
+        G::Agents,
+        "skills",
+        "Inject skills into this agent's turns.",
+    ),
+    d(
+        "agents.*.learning",
+        G::Agents,
+        "learning",
+        "Learn from this agent: distil skills from its sessions and keep its turns for training.",
+    ),
+    d(
+        "agents.*.train_shared_policy",
+        G::Agents,
+        "trains the shared model",
+        "Let this agent's turns train the one policy every agent is served by (RL modes).",
+    ),
+    d(
+        "agents.*.skills_dir",
+        G::Agents,
+        "own skills folder",
+        "Skills only this agent sees, over the shared ones (same name: this one wins). Empty: a folder under the MetaClaw home.",
+    )
+    .path(),
+    d(
+        "agents.*.api_key",
+        G::Agents,
+        "proxy key",
+        "The key this agent sends, written into its configuration when MetaClaw wires it; requests with it are recorded as this agent's.",
+    ),
+];
+
+/// The agents the Settings page shows a block for: those under `agents:` and the configured
+/// ones (so a newly chosen agent can be set up before it was wired).
+fn agent_names(config: &Config) -> Vec<String> {
+    let mut names: Vec<String> = config
+        .agents
+        .keys()
+        .cloned()
+        .chain(config.claw_type.agents().map(|c| c.as_str().to_owned()))
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
 /// One setting as the dashboard shows it.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct SettingField {
@@ -812,10 +865,27 @@ fn value_at(doc: &Value, key: &str) -> Value {
 /// The catalogue with the current values of `config`; secrets are masked.
 pub fn catalogue(config: &Config) -> SettingsCatalogue {
     let doc = config.to_document().as_value().clone();
+    let per_agent = agent_names(config).into_iter().flat_map(|name| {
+        AGENT_DESCRIBED.iter().map(move |f| {
+            let key = f.key.replace('*', &name);
+            // Values the file does not hold yet are the defaults.
+            let current = config.agent(&name);
+            let value = serde_json::to_value(&current)
+                .ok()
+                .and_then(|v| v.get(f.key.rsplit('.').next()?).cloned())
+                .unwrap_or(Value::Null);
+            (f, key, Some((name.clone(), value)))
+        })
+    });
     let fields = DESCRIBED
         .iter()
-        .filter_map(|f| {
-            let spec = known_keys().iter().find(|k| k.key == f.key)?;
+        .map(|f| (f, f.key.to_owned(), None))
+        .chain(per_agent)
+        .filter_map(|(f, key, agent)| {
+            let spec = known_keys()
+                .iter()
+                .chain(metaclaw_config::agent_keys())
+                .find(|k| k.key == f.key)?;
             let secret = is_secret_key(f.key.rsplit('.').next().unwrap_or(f.key));
             let (kind, options) = match spec.kind {
                 KeyKind::Bool => (FieldKind::Bool, Vec::new()),
@@ -834,7 +904,10 @@ pub fn catalogue(config: &Config) -> SettingsCatalogue {
                 },
                 KeyKind::Section => return None,
             };
-            let current = value_at(&doc, f.key);
+            let (current, label) = match agent {
+                Some((name, value)) => (value, format!("{name}: {}", f.label)),
+                None => (value_at(&doc, f.key), f.label.to_owned()),
+            };
             let (value, masked) = if kind == FieldKind::Secret {
                 let set = current.as_str().filter(|s| !s.is_empty());
                 (Value::Null, set.map(mask_secret))
@@ -842,9 +915,10 @@ pub fn catalogue(config: &Config) -> SettingsCatalogue {
                 (current, None)
             };
             Some(SettingField {
-                key: f.key.to_owned(),
+                live: crate::settings::is_live(&key),
+                key,
                 group: f.group,
-                label: f.label.to_owned(),
+                label,
                 help: f.help.to_owned(),
                 kind,
                 options,
@@ -854,7 +928,6 @@ pub fn catalogue(config: &Config) -> SettingsCatalogue {
                 expected: spec.allowed(),
                 value,
                 masked,
-                live: crate::settings::is_live(f.key),
             })
         })
         .collect();
@@ -937,6 +1010,52 @@ mod tests {
             .map(|f| f.key)
             .collect();
         assert_eq!(keys, ["rl.model"]);
+    }
+
+    #[test]
+    fn each_agent_gets_its_settings_with_the_key_masked() {
+        let mut c = Config {
+            claw_type: "codex".parse().unwrap(),
+            ..Config::default()
+        };
+        c.agents.insert(
+            "claude-code".into(),
+            metaclaw_config::AgentConfig {
+                api_key: "mc-0123456789abcdef-secret".into(),
+                learning: false,
+                ..Default::default()
+            },
+        );
+        let cat = catalogue(&c);
+        let get = |k: &str| cat.fields.iter().find(|f| f.key == k);
+        let learning = get("agents.claude-code.learning").unwrap();
+        assert_eq!(learning.group, SettingGroup::Agents);
+        assert_eq!(learning.kind, FieldKind::Bool);
+        assert_eq!(learning.value, Value::Bool(false));
+        assert!(learning.live);
+        assert!(learning.label.starts_with("claude-code"));
+        // A configured agent not yet under `agents:` shows its defaults.
+        assert_eq!(get("agents.codex.skills").unwrap().value, Value::Bool(true));
+        assert_eq!(
+            get("agents.codex.skills_dir").unwrap().kind,
+            FieldKind::Path
+        );
+        let key = get("agents.claude-code.api_key").unwrap();
+        assert_eq!(key.kind, FieldKind::Secret);
+        assert_eq!(key.value, Value::Null);
+        assert!(
+            !serde_json::to_string(&cat)
+                .unwrap()
+                .contains("0123456789abcdef")
+        );
+        // Every per-agent description names a real per-agent key.
+        for f in AGENT_DESCRIBED {
+            assert!(
+                metaclaw_config::agent_keys().iter().any(|k| k.key == f.key),
+                "{}",
+                f.key
+            );
+        }
     }
 
     #[test]

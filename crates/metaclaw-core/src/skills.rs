@@ -2,13 +2,14 @@
 //! database, retrieval (with the embeddings endpoint when configured), and the hook that
 //! injects the result into main turns. The CLI and the dashboard call the same functions.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use arc_swap::ArcSwap;
-use metaclaw_config::{Config, Home, Placement, RetrievalMode};
+use metaclaw_config::{AgentConfig, Config, Home, Placement, RetrievalMode};
 use metaclaw_domain::TurnType;
 use metaclaw_proxy::{HookFuture, PreparedRequest, TurnContext, TurnHook};
 use metaclaw_skills::{
@@ -62,6 +63,9 @@ pub struct SkillInfo {
     pub injected: u64,
     pub thumbs_up: u64,
     pub thumbs_down: u64,
+    /// The agent whose own folder holds it; `None` for shared and bundled skills.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
 }
 
 pub struct SkillService {
@@ -81,6 +85,28 @@ pub struct SkillService {
     /// immutable and replaced whole on reload): tokenising every skill costs more than
     /// the rest of the Skill health view.
     duplicates: Mutex<Option<DuplicatesOf>>,
+    /// `agents:` as applied: each agent's switches and its own folder, layered over the
+    /// shared library.
+    agents: Mutex<BTreeMap<String, AgentLayer>>,
+    /// Whether the folders are watched (agent folders added later are watched too).
+    watching: AtomicBool,
+}
+
+/// One agent's own skills: a book over its folder alone, and the library it sees (its own
+/// skills first, so they win over shared ones of the same name), rebuilt only when either
+/// side was reloaded.
+struct AgentLayer {
+    settings: AgentConfig,
+    dir: PathBuf,
+    book: Arc<SkillBook>,
+    merged: Option<Merged>,
+}
+
+/// A merged library and the two libraries it was built from.
+struct Merged {
+    own: Arc<Library>,
+    shared: Arc<Library>,
+    library: Arc<Library>,
 }
 
 /// A library and its near-duplicate pairs.
@@ -183,7 +209,10 @@ impl SkillService {
             states: ArcSwap::from_pointee(States::new()),
             generation: AtomicU64::new(store.skill_generation().unwrap_or(0)),
             duplicates: Mutex::default(),
+            agents: Mutex::default(),
+            watching: AtomicBool::new(false),
         };
+        service.set_agents(config)?;
         service.refresh_states();
         Ok(Arc::new(service))
     }
@@ -200,12 +229,108 @@ impl SkillService {
         if self.book.set_sources(sources(config, &self.home))? {
             tracing::info!(dir = %config.skills_dir(&self.home).display(), "skill sources applied");
         }
+        self.set_agents(config)?;
         if self.retrieval.load().source == Retriever::source(config) {
             return Ok(());
         }
         self.retrieval.store(Arc::new(Retriever::new(config)?));
         tracing::info!("skill retrieval settings applied");
         Ok(())
+    }
+
+    /// Apply `agents:`: switches at once; a new or moved folder gets a book of its own.
+    fn set_agents(&self, config: &Config) -> Result<(), CoreError> {
+        let mut layers = self.agents.lock().unwrap_or_else(|e| e.into_inner());
+        layers.retain(|name, _| config.agents.contains_key(name));
+        for (name, settings) in &config.agents {
+            let dir = settings.skills_dir(name, &self.home);
+            if let Some(layer) = layers.get_mut(name)
+                && layer.dir == dir
+            {
+                layer.settings = settings.clone();
+                continue;
+            }
+            let book = SkillBook::load(Sources {
+                user_dir: Some(dir.clone()),
+                bundled: false,
+            });
+            if self.watching.load(Ordering::Relaxed) {
+                book.start_watching()?;
+            }
+            tracing::info!(agent = %name, dir = %dir.display(), "agent skills folder");
+            layers.insert(
+                name.clone(),
+                AgentLayer {
+                    settings: settings.clone(),
+                    dir,
+                    book,
+                    merged: None,
+                },
+            );
+        }
+        Ok(())
+    }
+
+    /// An agent's settings as applied (the defaults for an agent not under `agents:`).
+    pub fn agent_settings(&self, agent: &str) -> AgentConfig {
+        let layers = self.agents.lock().unwrap_or_else(|e| e.into_inner());
+        layers
+            .get(agent)
+            .map(|l| l.settings.clone())
+            .unwrap_or_default()
+    }
+
+    /// An agent's own skills folder, when it is under `agents:`.
+    pub fn agent_dir(&self, agent: &str) -> Option<PathBuf> {
+        let layers = self.agents.lock().unwrap_or_else(|e| e.into_inner());
+        layers.get(agent).map(|l| l.dir.clone())
+    }
+
+    /// The folder a skill of `agent` is written to: the agent's own, or the shared one.
+    pub fn dir_for(&self, agent: Option<&str>) -> Option<PathBuf> {
+        match agent {
+            Some(a) => self.agent_dir(a),
+            None => self.user_dir(),
+        }
+    }
+
+    /// The library `agent`'s turns see: its own skills over the shared library.
+    pub fn library_for(&self, agent: &str) -> Arc<Library> {
+        let shared = self.library();
+        let mut layers = self.agents.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(layer) = layers.get_mut(agent) else {
+            return shared;
+        };
+        let own = layer.book.library();
+        if own.is_empty() {
+            return shared;
+        }
+        if let Some(m) = &layer.merged
+            && Arc::ptr_eq(&m.own, &own)
+            && Arc::ptr_eq(&m.shared, &shared)
+        {
+            return m.library.clone();
+        }
+        // `from_skills` keeps the first of two skills with one name: the agent's.
+        let skills = own
+            .skills()
+            .iter()
+            .chain(shared.skills())
+            .map(|s| (**s).clone())
+            .collect();
+        let problems = own
+            .problems()
+            .iter()
+            .chain(shared.problems())
+            .cloned()
+            .collect();
+        let library = Arc::new(Library::from_skills(skills, problems));
+        layer.merged = Some(Merged {
+            own,
+            shared,
+            library: library.clone(),
+        });
+        library
     }
 
     /// `skills.enabled` as the running core applies it.
@@ -235,8 +360,13 @@ impl SkillService {
         pairs
     }
 
+    /// Re-read the shared folder and every agent's own.
     pub fn reload(&self) {
         self.book.reload();
+        let layers = self.agents.lock().unwrap_or_else(|e| e.into_inner());
+        for layer in layers.values() {
+            layer.book.reload();
+        }
     }
 
     /// The user's skills folder, where approved skills are written.
@@ -255,11 +385,22 @@ impl SkillService {
     /// Reload automatically when the user's skills folder changes (the folder in use, also
     /// after `skills.dir` changes), until [`SkillService::stop_watching`].
     pub fn start_watching(&self) -> Result<(), CoreError> {
-        Ok(self.book.start_watching()?)
+        self.watching.store(true, Ordering::Relaxed);
+        self.book.start_watching()?;
+        let layers = self.agents.lock().unwrap_or_else(|e| e.into_inner());
+        for layer in layers.values() {
+            layer.book.start_watching()?;
+        }
+        Ok(())
     }
 
     pub fn stop_watching(&self) {
+        self.watching.store(false, Ordering::Relaxed);
         self.book.stop_watching();
+        let layers = self.agents.lock().unwrap_or_else(|e| e.into_inner());
+        for layer in layers.values() {
+            layer.book.stop_watching();
+        }
     }
 
     /// Re-read the switches from the database (another process may have changed them).
@@ -292,16 +433,30 @@ impl SkillService {
     }
 
     pub fn list(&self) -> Vec<SkillInfo> {
+        self.list_in(&self.library(), None)
+    }
+
+    /// The skills in effect for `agent` (its own and the shared ones), marked by folder.
+    pub fn list_for(&self, agent: &str) -> Vec<SkillInfo> {
+        let dir = self.agent_dir(agent);
+        let library = self.library_for(agent);
+        self.list_in(&library, dir.as_deref().map(|d| (agent, d)))
+    }
+
+    fn list_in(&self, library: &Library, own: Option<(&str, &Path)>) -> Vec<SkillInfo> {
         let states = self.states.load();
         let stats = self.store.skill_stats().unwrap_or_else(|e| {
             tracing::warn!("could not read skill stats: {e}");
             HashMap::new()
         });
-        self.library()
+        library
             .skills()
             .iter()
             .map(|s| {
                 let st = states.get(&s.name).copied().unwrap_or_default();
+                let agent = own
+                    .filter(|(_, dir)| s.path.starts_with(dir))
+                    .map(|(name, _)| name.to_owned());
                 SkillInfo {
                     name: s.name.clone(),
                     description: s.description.clone(),
@@ -314,6 +469,7 @@ impl SkillService {
                     injected: stats.get(&s.name).map_or(0, |x| x.injected),
                     thumbs_up: stats.get(&s.name).map_or(0, |x| x.thumbs_up),
                     thumbs_down: stats.get(&s.name).map_or(0, |x| x.thumbs_down),
+                    agent,
                 }
             })
             .collect()
@@ -347,9 +503,18 @@ impl SkillService {
         session_id: &str,
         retrieval: &mut Retrieval,
     ) -> Vec<(String, ControlCause)> {
+        self.hold_out_in(&self.library(), session_id, retrieval)
+    }
+
+    /// [`SkillService::hold_out`] for a retrieval from `library` (an agent's).
+    pub fn hold_out_in(
+        &self,
+        library: &Library,
+        session_id: &str,
+        retrieval: &mut Retrieval,
+    ) -> Vec<(String, ControlCause)> {
         let share = self.retrieval.load().holdout_share;
         let states = self.states.load();
-        let library = self.library();
         let state = |name: &str| states.get(name).copied().unwrap_or_default();
         let mut controls = Vec::new();
         for c in retrieval.candidates.iter_mut().filter(|c| c.injected) {
@@ -385,21 +550,27 @@ impl SkillService {
 
     /// What would be injected for `query`, with every candidate's score and reason.
     pub async fn retrieve(&self, query: &str) -> Retrieval {
-        let library = self.library();
+        self.retrieve_in(&self.library(), query).await
+    }
+
+    /// What would be injected for `query` from `library` (an agent's, see
+    /// [`SkillService::library_for`]).
+    pub async fn retrieve_in(&self, library: &Library, query: &str) -> Retrieval {
         let retriever = self.retrieval.load_full();
         let dense = match &retriever.embedder {
-            Some(e) if !query.trim().is_empty() => match e.rank(&library, &self.cache, query).await
-            {
-                Ok(ranking) => Some(ranking),
-                Err(err) => {
-                    tracing::warn!("embedding retrieval failed, using BM25 alone: {err}");
-                    None
+            Some(e) if !query.trim().is_empty() => {
+                match e.rank(library, &self.cache, query).await {
+                    Ok(ranking) => Some(ranking),
+                    Err(err) => {
+                        tracing::warn!("embedding retrieval failed, using BM25 alone: {err}");
+                        None
+                    }
                 }
-            },
+            }
             _ => None,
         };
         metaclaw_skills::retrieve(
-            &library,
+            library,
             &self.states.load(),
             query,
             &retriever.config,
@@ -430,13 +601,18 @@ impl TurnHook for SkillInjector {
                 return;
             }
             request.skill_generation = Some(self.service.generation());
-            if ctx.turn_type != TurnType::Main || self.skills_off.contains(&ctx.session_id) {
+            if ctx.turn_type != TurnType::Main
+                || self.skills_off.contains(&ctx.session_id)
+                || !self.service.agent_settings(&ctx.agent).skills
+            {
                 return;
             }
             let query = metaclaw_skills::query::from_body(&request.body);
-            let mut retrieval = self.service.retrieve(&query).await;
-            let controls = self.service.hold_out(&ctx.session_id, &mut retrieval);
-            let library = self.service.library();
+            let library = self.service.library_for(&ctx.agent);
+            let mut retrieval = self.service.retrieve_in(&library, &query).await;
+            let controls = self
+                .service
+                .hold_out_in(&library, &ctx.session_id, &mut retrieval);
             if let Some(block) = metaclaw_skills::render(&library, &retrieval) {
                 request.insert_skills(&block, self.service.placement());
             }

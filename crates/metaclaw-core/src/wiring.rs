@@ -130,6 +130,11 @@ pub fn wire(config: &Config, home: &Home, port: u16) -> WiringReport {
             .push("claw_type is none: no agent wired (point it at the proxy yourself)".into());
     }
     for claw in config.claw_type.agents() {
+        // Each agent is wired with its own key, so the proxy knows who is calling.
+        let spec = WireSpec {
+            api_key: crate::agents::key_for(config, claw.as_str()),
+            ..spec.clone()
+        };
         match claw {
             ClawType::Openclaw => wire_openclaw(&spec, home, &mut report),
             other => crate::claws::wire(other, config, &spec, home, &mut report),

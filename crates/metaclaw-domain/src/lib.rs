@@ -8,5 +8,5 @@ mod zone;
 
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use event::{Event, SessionEndReason};
-pub use turn::{Dialect, SessionSource, TurnRecord, TurnStatus, TurnType, Usage};
+pub use turn::{DEFAULT_AGENT, Dialect, SessionSource, TurnRecord, TurnStatus, TurnType, Usage};
 pub use zone::{LocalZone, local_zone};

@@ -128,6 +128,17 @@ pub struct TurnRecord {
     /// were available when this turn was served; `None` when unknown.
     #[serde(default)]
     pub skill_generation: Option<u64>,
+    /// The agent that sent it: the one whose proxy key (or `x-metaclaw-agent` header) came
+    /// with the request, [`DEFAULT_AGENT`] otherwise.
+    #[serde(default = "default_agent")]
+    pub agent: String,
+}
+
+/// The agent of requests that name none (the shared `proxy.api_key`, or no key).
+pub const DEFAULT_AGENT: &str = "default";
+
+fn default_agent() -> String {
+    DEFAULT_AGENT.to_owned()
 }
 
 impl TurnRecord {
@@ -158,6 +169,7 @@ impl TurnRecord {
             ttfb_ms: None,
             injected: Value::Array(Vec::new()),
             skill_generation: None,
+            agent: DEFAULT_AGENT.to_owned(),
         }
     }
 }

@@ -86,7 +86,7 @@ async fn serve_turn(
     let inner = &state.inner();
     let started = Instant::now();
     let started_at = inner.clock.now();
-    crate::auth::check_caller(headers, &inner.settings)?;
+    let agent = crate::auth::check_caller(headers, &inner.settings)?;
     let client = api.dialect();
     let upstream = inner.settings.upstream.dialect;
     let route = Route::pick(api, &inner.settings.upstream)?;
@@ -109,6 +109,7 @@ async fn serve_turn(
         session_id: assigned.session_id.clone(),
         turn_type: assigned.turn_type,
         dialect: client,
+        agent,
     };
     let mut request = PreparedRequest {
         api,

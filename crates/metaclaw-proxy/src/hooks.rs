@@ -17,6 +17,8 @@ pub struct TurnContext {
     pub session_id: String,
     pub turn_type: TurnType,
     pub dialect: Dialect,
+    /// The agent that sent the request (`metaclaw_domain::DEFAULT_AGENT` when unnamed).
+    pub agent: String,
 }
 
 /// The `/v1` endpoint a request came in on.

@@ -34,7 +34,7 @@ use serde_json::json;
 
 pub use anthropic::stream::AnthropicEncoder;
 pub use anthropic::translate::{request_to_openai, response_to_anthropic};
-pub use auth::constant_time_eq;
+pub use auth::{AGENT_HEADER, PROXY_KEY_HEADER, constant_time_eq};
 pub use body::{parse_object, validate_chat, validate_messages, validate_responses};
 pub use capture::{Assembled, assemble, assemble_responses};
 pub use error::ProxyError;
@@ -45,7 +45,7 @@ pub use responses::response_from_chat;
 pub use responses::stream::ResponsesEncoder;
 pub use responses::translate::{check_translatable, request_to_chat, response_to_chat};
 pub use session::{Assigned, SessionHints, SessionTracker};
-pub use settings::{ProxySettings, UpstreamSettings};
+pub use settings::{AgentIdentity, ProxySettings, UpstreamSettings};
 pub use state::{ProxyState, ProxyStateBuilder};
 pub use truncate::{EstimateCounter, TokenCounter, prompt_tokens, truncate, truncate_input};
 #[doc(hidden)]

@@ -16,6 +16,26 @@ pub struct ProxySettings {
     /// `max_context_tokens`; 0 disables truncation.
     pub max_context_tokens: u64,
     pub session_idle_timeout: Duration,
+    /// The agents of `agents:`, with their own proxy keys.
+    pub agents: Vec<AgentIdentity>,
+}
+
+/// An agent the proxy tells apart: its name and its own key (empty: it has none and is known
+/// only by the `x-metaclaw-agent` header).
+#[derive(Clone, PartialEq)]
+pub struct AgentIdentity {
+    pub name: String,
+    pub key: String,
+}
+
+impl std::fmt::Debug for AgentIdentity {
+    // The key is a secret: never in a log line.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AgentIdentity")
+            .field("name", &self.name)
+            .field("has_key", &!self.key.is_empty())
+            .finish()
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -86,7 +106,28 @@ impl ProxySettings {
             served_model: config.served_model().to_owned(),
             max_context_tokens: config.max_context_tokens,
             session_idle_timeout: Duration::from_secs(config.session.idle_timeout.max(1)),
+            agents: config
+                .agents
+                .iter()
+                .map(|(name, a)| AgentIdentity {
+                    name: name.clone(),
+                    key: a.api_key.trim().to_owned(),
+                })
+                .collect(),
         }
+    }
+
+    /// The agent whose own key `key` is.
+    pub fn agent_for_key(&self, key: &str) -> Option<&str> {
+        if key.is_empty() {
+            return None;
+        }
+        self.agents
+            .iter()
+            .find(|a| {
+                !a.key.is_empty() && crate::auth::constant_time_eq(a.key.as_bytes(), key.as_bytes())
+            })
+            .map(|a| a.name.as_str())
     }
 
     /// Pass-through mode: `llm.auth_method: passthrough`, or (as before it existed) no

@@ -234,6 +234,7 @@ impl Finished {
             ttfb_ms: self.ttfb.map(|d| d.as_secs_f64() * 1000.0),
             injected: Value::Array(self.request.injected),
             skill_generation: self.request.skill_generation,
+            agent: self.ctx.agent.clone(),
         };
         let record = Arc::new(record);
         self.inner.hooks.after_response(&record);

@@ -882,6 +882,12 @@ impl RlService {
         if turn.turn_type != TurnType::Main || turn.status != TurnStatus::Ok {
             return;
         }
+        // An agent that opted out (agents.<name>.learning or train_shared_policy) never
+        // feeds the shared policy: its turns are answered but leave no sample.
+        if !self.config().agent(&turn.agent).trains_policy() {
+            tracing::debug!(turn = %turn.turn_id, agent = %turn.agent, "rl: agent does not train the policy");
+            return;
+        }
         let me = self.clone();
         let turn = turn.clone();
         tokio::spawn(async move {

@@ -18,6 +18,7 @@ const MIGRATION_LIST: &[M<'static>] = &[
     M::up(include_str!("../migrations/0007_prm_verdicts.sql")),
     M::up(include_str!("../migrations/0008_skill_evidence.sql")),
     M::up(include_str!("../migrations/0009_tasks.sql")),
+    M::up(include_str!("../migrations/0010_agents.sql")),
     M::up(include_str!("../migrations/0012_bench.sql")),
 ];
 
@@ -183,8 +184,9 @@ mod tests {
             .unwrap();
             assert_eq!(*m, M::up(Box::leak(text.into_boxed_str())), "{name}");
         }
-        assert_eq!(SCHEMA_VERSION, 10);
+        assert_eq!(SCHEMA_VERSION, 11);
         assert!(names[8].starts_with("0009_tasks"));
+        assert!(names[9].starts_with("0010_agents"));
         assert!(names.last().unwrap().starts_with("0012_bench"));
         assert!(names[4].contains("samples"));
         assert!(names[5].contains("year_scale"));

@@ -69,6 +69,9 @@ pub struct ProposalRow {
     pub created_at: DateTime<Utc>,
     /// When the status last left `Pending`; `None` while pending.
     pub decided_at: Option<DateTime<Utc>>,
+    /// The agent whose skills folder it goes to (its session's agent); `None`: the shared
+    /// folder, for every agent.
+    pub agent: Option<String>,
 }
 
 /// Returns the new proposal's id.
@@ -76,8 +79,9 @@ pub(crate) fn insert(conn: &Connection, p: &NewProposal, at: &str) -> Result<i64
     conn.prepare_cached(
         "INSERT INTO proposals (
              kind, skill_name, content, base_content, diff, reason, session_id, turn_ids,
-             signals, evolver_model, status, fingerprint, created_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+             signals, evolver_model, status, fingerprint, created_at, agent)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13,
+                 (SELECT agent FROM sessions WHERE id = ?7 AND agent <> 'default'))",
     )?
     .execute(params![
         p.kind.as_str(),
@@ -122,7 +126,22 @@ pub(crate) fn set_status(
 }
 
 const COLUMNS: &str = "id, kind, skill_name, content, base_content, diff, reason, session_id, \
-     turn_ids, signals, evolver_model, status, reject_reason, fingerprint, created_at, decided_at";
+     turn_ids, signals, evolver_model, status, reject_reason, fingerprint, created_at, decided_at, \
+     agent";
+
+/// Give the proposal to every agent (its skill goes to the shared folder) or to one.
+pub(crate) fn set_agent(conn: &Connection, id: i64, agent: Option<&str>) -> Result<()> {
+    let changed = conn
+        .prepare_cached("UPDATE proposals SET agent = ?2 WHERE id = ?1")?
+        .execute(params![id, agent])?;
+    if changed == 0 {
+        return Err(StoreError::NotFound {
+            what: "proposal",
+            id: id.to_string(),
+        });
+    }
+    Ok(())
+}
 
 /// Columns as SQLite returns them; converted outside the row callback.
 struct RawProposal {
@@ -142,6 +161,7 @@ struct RawProposal {
     fingerprint: String,
     created_at: String,
     decided_at: Option<String>,
+    agent: Option<String>,
 }
 
 impl RawProposal {
@@ -163,6 +183,7 @@ impl RawProposal {
             fingerprint: r.get(13)?,
             created_at: r.get(14)?,
             decided_at: r.get(15)?,
+            agent: r.get(16)?,
         })
     }
 
@@ -187,6 +208,7 @@ impl RawProposal {
                 .decided_at
                 .map(|t| timestamp::parse("proposals.decided_at", &t))
                 .transpose()?,
+            agent: self.agent,
         })
     }
 }
@@ -203,6 +225,7 @@ pub(crate) fn get(conn: &Connection, id: i64) -> Result<Option<ProposalRow>> {
 pub(crate) fn list(
     conn: &Connection,
     status: Option<ProposalStatus>,
+    agent: Option<&str>,
     limit: usize,
     offset: usize,
 ) -> Result<Vec<ProposalRow>> {
@@ -211,11 +234,12 @@ pub(crate) fn list(
     // NULL status matches every row; the (status, id) index serves the filtered case.
     let raws = conn
         .prepare_cached(&format!(
-            "SELECT {COLUMNS} FROM proposals WHERE ?1 IS NULL OR status = ?1
+            "SELECT {COLUMNS} FROM proposals WHERE (?1 IS NULL OR status = ?1)
+                 AND (?4 IS NULL OR agent = ?4)
              ORDER BY id DESC LIMIT ?2 OFFSET ?3"
         ))?
         .query_map(
-            rusqlite::params![status.map(ProposalStatus::as_str), limit, offset],
+            rusqlite::params![status.map(ProposalStatus::as_str), limit, offset, agent],
             RawProposal::from_row,
         )?
         .collect::<rusqlite::Result<Vec<_>>>()?;

@@ -124,8 +124,10 @@ pub(crate) fn insert(conn: &Connection, s: &NewSample) -> Result<i64> {
     }
     conn.prepare_cached(
         "INSERT INTO samples (turn_id, idx, session_id, created_at, skill_generation, sampler,
-             renderer, prompt_tokens, response_tokens, response_logprobs, response_text, state)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, 'pending')",
+             renderer, prompt_tokens, response_tokens, response_logprobs, response_text, state,
+             agent)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, 'pending',
+                 (SELECT agent FROM turns WHERE id = ?1))",
     )?
     .execute(params![
         s.turn_id,
@@ -365,6 +367,16 @@ pub(crate) fn set_state(
         stmt.execute(params![id, state.as_str(), step])?;
     }
     Ok(())
+}
+
+/// Takes an agent's untrained samples out of training (it opted out of the shared policy);
+/// returns how many.
+pub(crate) fn skip_agent(conn: &Connection, agent: &str) -> Result<usize> {
+    Ok(conn
+        .prepare_cached(
+            "UPDATE samples SET state = 'skipped' WHERE agent = ?1 AND state IN ('pending', 'ready')",
+        )?
+        .execute([agent])?)
 }
 
 /// Marks every not-yet-trained sample from before `generation` stale; returns how many.

@@ -20,6 +20,8 @@ pub struct SessionRow {
     pub end_reason: Option<SessionEndReason>,
     /// Turns currently stored (retention lowers it).
     pub turn_count: u64,
+    /// The agent whose turns it holds (`default` when unnamed).
+    pub agent: String,
 }
 
 /// Creates the session on first sight; afterwards only widens its time span.
@@ -49,7 +51,19 @@ pub(crate) fn end(conn: &Connection, id: &str, reason: SessionEndReason, at: &st
     Ok(changed > 0)
 }
 
-const COLUMNS: &str = "id, source, started_at, last_seen_at, ended_at, end_reason, turn_count";
+const COLUMNS: &str =
+    "id, source, started_at, last_seen_at, ended_at, end_reason, turn_count, agent";
+
+/// Names the session's agent once a turn of a named agent arrives (a session's first turns
+/// may be unnamed side requests).
+pub(crate) fn set_agent(conn: &Connection, id: &str, agent: &str) -> Result<()> {
+    if agent == metaclaw_domain::DEFAULT_AGENT {
+        return Ok(());
+    }
+    conn.prepare_cached("UPDATE sessions SET agent = ?2 WHERE id = ?1 AND agent <> ?2")?
+        .execute(params![id, agent])?;
+    Ok(())
+}
 
 /// Columns as SQLite returns them; converted outside the row callback so conversion errors
 /// are `StoreError`s.
@@ -61,6 +75,7 @@ struct RawSession {
     ended_at: Option<String>,
     end_reason: Option<String>,
     turn_count: i64,
+    agent: String,
 }
 
 impl RawSession {
@@ -73,6 +88,7 @@ impl RawSession {
             ended_at: r.get(4)?,
             end_reason: r.get(5)?,
             turn_count: r.get(6)?,
+            agent: r.get(7)?,
         })
     }
 
@@ -91,22 +107,50 @@ impl RawSession {
                 .transpose()?,
             turn_count: u64::try_from(self.turn_count).unwrap_or(0),
             id: self.id,
+            agent: self.agent,
         })
     }
 }
 
 /// Most recently active first (ties by id), skipping the first `offset`; served in that
 /// order by the `sessions_recent` index, so a deep page costs an index walk, not a sort.
-pub(crate) fn list(conn: &Connection, limit: usize, offset: usize) -> Result<Vec<SessionRow>> {
+pub(crate) fn list(
+    conn: &Connection,
+    agent: Option<&str>,
+    limit: usize,
+    offset: usize,
+) -> Result<Vec<SessionRow>> {
     let limit = i64::try_from(limit).unwrap_or(i64::MAX);
     let offset = i64::try_from(offset).unwrap_or(i64::MAX);
-    let mut stmt = conn.prepare_cached(&format!(
-        "SELECT {COLUMNS} FROM sessions ORDER BY last_seen_at DESC, id LIMIT ?1 OFFSET ?2"
-    ))?;
-    let raws = stmt
-        .query_map([limit, offset], RawSession::from_row)?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
+    // Two statements, so each is served in order by its own index.
+    let raws = match agent {
+        None => conn
+            .prepare_cached(&format!(
+                "SELECT {COLUMNS} FROM sessions ORDER BY last_seen_at DESC, id LIMIT ?1 OFFSET ?2"
+            ))?
+            .query_map(params![limit, offset], RawSession::from_row)?
+            .collect::<rusqlite::Result<Vec<_>>>()?,
+        Some(agent) => conn
+            .prepare_cached(&format!(
+                "SELECT {COLUMNS} FROM sessions WHERE agent = ?3
+                 ORDER BY last_seen_at DESC, id LIMIT ?1 OFFSET ?2"
+            ))?
+            .query_map(params![limit, offset, agent], RawSession::from_row)?
+            .collect::<rusqlite::Result<Vec<_>>>()?,
+    };
     raws.into_iter().map(RawSession::into_row).collect()
+}
+
+/// The agents that have sessions, with how many each.
+pub(crate) fn agents(conn: &Connection) -> Result<Vec<(String, u64)>> {
+    let rows = conn
+        .prepare_cached("SELECT agent, count(*) FROM sessions GROUP BY agent ORDER BY agent")?
+        .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(rows
+        .into_iter()
+        .map(|(a, n)| (a, u64::try_from(n).unwrap_or(0)))
+        .collect())
 }
 
 /// Sessions without an end, most recently active first (the `sessions_open` index).

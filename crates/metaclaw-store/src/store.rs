@@ -238,7 +238,22 @@ impl Store {
     /// Most recently active sessions first (ties by id), `limit` of them after the first
     /// `offset`.
     pub fn sessions_page(&self, limit: usize, offset: usize) -> Result<Vec<SessionRow>> {
-        sessions::list(&self.read(), limit, offset)
+        sessions::list(&self.read(), None, limit, offset)
+    }
+
+    /// [`Store::sessions_page`] of one agent's sessions only (every agent's when `None`).
+    pub fn agent_sessions_page(
+        &self,
+        agent: Option<&str>,
+        limit: usize,
+        offset: usize,
+    ) -> Result<Vec<SessionRow>> {
+        sessions::list(&self.read(), agent, limit, offset)
+    }
+
+    /// The agents that have sessions, with how many sessions each, by name.
+    pub fn session_agents(&self) -> Result<Vec<(String, u64)>> {
+        sessions::agents(&self.read())
     }
 
     /// Sessions without an end, most recently active first.
@@ -412,7 +427,24 @@ impl Store {
         limit: usize,
         offset: usize,
     ) -> Result<Vec<ProposalRow>> {
-        proposals::list(&self.read(), status, limit, offset)
+        proposals::list(&self.read(), status, None, limit, offset)
+    }
+
+    /// [`Store::proposals_page`] of the proposals for one agent's folder only (every
+    /// proposal when `None`).
+    pub fn agent_proposals_page(
+        &self,
+        status: Option<ProposalStatus>,
+        agent: Option<&str>,
+        limit: usize,
+        offset: usize,
+    ) -> Result<Vec<ProposalRow>> {
+        proposals::list(&self.read(), status, agent, limit, offset)
+    }
+
+    /// Give a proposal to every agent (`None`: its skill goes to the shared folder) or to one.
+    pub fn set_proposal_agent(&self, id: i64, agent: Option<String>) -> Result<()> {
+        self.call(move |conn| proposals::set_agent(conn, id, agent.as_deref()))
     }
 
     /// How many proposals have `status`.
@@ -623,6 +655,13 @@ impl Store {
         self.call(move |conn| in_transaction(conn, |tx| samples::mark_stale(tx, generation)))
     }
 
+    /// Takes `agent`'s untrained samples out of training (pending and ready ones become
+    /// skipped); returns how many.
+    pub fn skip_agent_samples(&self, agent: &str) -> Result<usize> {
+        let agent = agent.to_owned();
+        self.call(move |conn| in_transaction(conn, |tx| samples::skip_agent(tx, &agent)))
+    }
+
     /// Number of samples in each state (every state present).
     pub fn sample_counts(&self) -> Result<std::collections::BTreeMap<String, u64>> {
         samples::counts(&self.read())
@@ -657,7 +696,23 @@ impl Store {
         days: u32,
         tz_offset_minutes: i32,
     ) -> Result<Vec<(NaiveDate, u64)>> {
-        turns::per_day(&self.read(), now, days, tz_offset_minutes)
+        turns::per_day(&self.read(), now, days, tz_offset_minutes, None)
+    }
+
+    /// [`Store::turns_per_day`] of one agent's turns only (every agent's when `None`).
+    pub fn agent_turns_per_day(
+        &self,
+        agent: Option<&str>,
+        days: u32,
+        tz_offset_minutes: i32,
+    ) -> Result<Vec<(NaiveDate, u64)>> {
+        turns::per_day(
+            &self.read(),
+            self.clock.now(),
+            days,
+            tz_offset_minutes,
+            agent,
+        )
     }
 
     #[cfg(test)]
@@ -778,6 +833,7 @@ mod tests {
             latency_ms: 1.0,
             ttfb_ms: None,
             injected: json!({}),
+            agent: metaclaw_domain::DEFAULT_AGENT.to_owned(),
             skill_generation: None,
         }
     }

@@ -38,6 +38,8 @@ pub struct TurnRow {
     pub injected: Value,
     /// The skill generation the turn was served with, if the proxy knew it.
     pub skill_generation: Option<u64>,
+    /// The agent that sent it.
+    pub agent: String,
 }
 
 /// A [`TurnRecord`] serialized and split into blobs, done before the write transaction so
@@ -116,6 +118,7 @@ pub(crate) fn to_u64(n: i64) -> u64 {
 pub(crate) fn insert(conn: &Connection, turn: &PreparedTurn) -> Result<()> {
     let r = &turn.record;
     sessions::touch(conn, &r.session_id, r.session_source, &turn.started_at)?;
+    sessions::set_agent(conn, &r.session_id, &r.agent)?;
     for b in &turn.blobs {
         blob::insert(conn, b, &turn.started_at)?;
     }
@@ -127,9 +130,9 @@ pub(crate) fn insert(conn: &Connection, turn: &PreparedTurn) -> Result<()> {
              id, session_id, seq, turn_type, api, stream, model, request_json,
              system_blob, tools_blob, response_json, status, http_status, error,
              input_tokens, output_tokens, started_at, latency_ms, ttfb_ms, injected_json,
-             skill_generation)
+             skill_generation, agent)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10,
-                 ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)",
+                 ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)",
     )?
     .execute(params![
         r.turn_id,
@@ -153,6 +156,7 @@ pub(crate) fn insert(conn: &Connection, turn: &PreparedTurn) -> Result<()> {
         r.ttfb_ms,
         turn.injected_json,
         r.skill_generation.map(to_i64),
+        r.agent,
     ])?;
     let mut link =
         conn.prepare_cached("INSERT OR IGNORE INTO turn_blobs (turn_id, hash) VALUES (?1, ?2)")?;
@@ -173,7 +177,7 @@ pub(crate) fn insert(conn: &Connection, turn: &PreparedTurn) -> Result<()> {
 
 const COLUMNS: &str = "id, session_id, seq, turn_type, api, stream, model, request_json, \
      system_blob, tools_blob, response_json, status, http_status, error, input_tokens, \
-     output_tokens, started_at, latency_ms, ttfb_ms, injected_json, skill_generation";
+     output_tokens, started_at, latency_ms, ttfb_ms, injected_json, skill_generation, agent";
 
 /// Columns as SQLite returns them; see `RawSession`.
 struct RawTurn {
@@ -198,6 +202,7 @@ struct RawTurn {
     ttfb_ms: Option<f64>,
     injected_json: String,
     skill_generation: Option<i64>,
+    agent: String,
 }
 
 impl RawTurn {
@@ -224,6 +229,7 @@ impl RawTurn {
             ttfb_ms: r.get(18)?,
             injected_json: r.get(19)?,
             skill_generation: r.get(20)?,
+            agent: r.get(21)?,
         })
     }
 
@@ -258,6 +264,7 @@ impl RawTurn {
             ttfb_ms: self.ttfb_ms,
             injected: serde_json::from_str(&self.injected_json)?,
             skill_generation: self.skill_generation.map(to_u64),
+            agent: self.agent,
             id: self.id,
             session_id: self.session_id,
         })
@@ -373,6 +380,7 @@ pub(crate) fn per_day(
     now: DateTime<Utc>,
     days: u32,
     tz_offset_minutes: i32,
+    agent: Option<&str>,
 ) -> Result<Vec<(NaiveDate, u64)>> {
     // Real offsets are within -12:00..=+14:00; anything beyond a day is a unit mix-up.
     if tz_offset_minutes.unsigned_abs() >= 24 * 60 {
@@ -403,8 +411,10 @@ pub(crate) fn per_day(
     let utc_midnight = |d: NaiveDate| d.and_time(NaiveTime::MIN).and_utc() - offset;
     // One index range count per day: no per-row date arithmetic, so a busy fortnight
     // (tens of thousands of turns) costs an index walk.
-    let mut count = conn
-        .prepare_cached("SELECT count(*) FROM turns WHERE started_at >= ?1 AND started_at < ?2")?;
+    let mut count = conn.prepare_cached(
+        "SELECT count(*) FROM turns WHERE started_at >= ?1 AND started_at < ?2
+             AND (?3 IS NULL OR agent = ?3)",
+    )?;
     first
         .iter_days()
         .take(days as usize)
@@ -413,7 +423,8 @@ pub(crate) fn per_day(
             let n: i64 = count.query_row(
                 params![
                     timestamp::format(utc_midnight(day)),
-                    timestamp::format(utc_midnight(next))
+                    timestamp::format(utc_midnight(next)),
+                    agent
                 ],
                 |r| r.get(0),
             )?;

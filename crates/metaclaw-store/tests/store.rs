@@ -1229,3 +1229,90 @@ fn skill_stats_count_injections_and_feedback() {
     let git = store.skill_stats().unwrap()["git"];
     assert_eq!((git.thumbs_up, git.thumbs_down), (3, 0));
 }
+
+/// Turns carry their agent; the session takes the first named agent, lists and charts filter
+/// by it, and a proposal from an agent's session belongs to that agent until it is shared.
+#[test]
+fn agents_tag_sessions_turns_charts_and_proposals() {
+    let dir = TempDir::new().unwrap();
+    let store = Store::open(db(&dir)).unwrap();
+    let rec = store.recorder();
+    let of = |session: &str, id: &str, secs: i64, agent: &str| TurnRecord {
+        agent: agent.to_owned(),
+        ..simple(session, id, at(secs))
+    };
+    // A session's unnamed first request (a side call) does not decide its agent.
+    rec.record_turn(of("a1", "t1", 0, "default"));
+    rec.record_turn(of("a1", "t2", 1, "claude-code"));
+    rec.record_turn(of("b1", "t3", 2, "codex"));
+    rec.record_turn(of("d1", "t4", 3, "default"));
+    store.flush().unwrap();
+
+    let agent_of = |id: &str| store.session(id).unwrap().unwrap().agent;
+    assert_eq!(agent_of("a1"), "claude-code");
+    assert_eq!(agent_of("b1"), "codex");
+    assert_eq!(agent_of("d1"), "default");
+    let ids = |agent: Option<&str>| -> Vec<String> {
+        store
+            .agent_sessions_page(agent, 50, 0)
+            .unwrap()
+            .into_iter()
+            .map(|s| s.id)
+            .collect()
+    };
+    assert_eq!(ids(Some("codex")), ["b1"]);
+    assert_eq!(ids(Some("claude-code")), ["a1"]);
+    assert_eq!(ids(None).len(), 3);
+    assert!(ids(Some("nobody")).is_empty());
+    assert_eq!(
+        store.session_agents().unwrap(),
+        [
+            ("claude-code".to_owned(), 1),
+            ("codex".to_owned(), 1),
+            ("default".to_owned(), 1)
+        ]
+    );
+    assert_eq!(store.turn("t3").unwrap().unwrap().agent, "codex");
+
+    let day = |agent: Option<&str>| -> u64 {
+        store
+            .agent_turns_per_day(agent, 3660, 0)
+            .unwrap()
+            .iter()
+            .map(|(_, n)| n)
+            .sum()
+    };
+    assert_eq!(day(None), 4);
+    // Charts count turns by their own agent: the unnamed first request stays `default`.
+    assert_eq!(day(Some("claude-code")), 1);
+    assert_eq!(day(Some("default")), 2);
+    assert_eq!(day(Some("codex")), 1);
+
+    let id = store
+        .insert_proposal(NewProposal {
+            session_id: Some("a1".into()),
+            ..proposal(ProposalKind::New, "quoting", "fp-a")
+        })
+        .unwrap();
+    let shared = store
+        .insert_proposal(NewProposal {
+            session_id: Some("d1".into()),
+            ..proposal(ProposalKind::New, "other", "fp-d")
+        })
+        .unwrap();
+    assert_eq!(
+        store.proposal(id).unwrap().unwrap().agent.as_deref(),
+        Some("claude-code")
+    );
+    assert_eq!(store.proposal(shared).unwrap().unwrap().agent, None);
+    let mine = store
+        .agent_proposals_page(None, Some("claude-code"), 50, 0)
+        .unwrap();
+    assert_eq!(mine.iter().map(|p| p.id).collect::<Vec<_>>(), [id]);
+    store.set_proposal_agent(id, None).unwrap();
+    assert_eq!(store.proposal(id).unwrap().unwrap().agent, None);
+    assert!(matches!(
+        store.set_proposal_agent(999, None),
+        Err(StoreError::NotFound { .. })
+    ));
+}

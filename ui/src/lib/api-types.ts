@@ -28,7 +28,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Recent sessions */
+        /** Recent sessions (filter: agent) */
         get: operations["listSessions"];
         put?: never;
         post?: never;
@@ -114,7 +114,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Skills in effect, with switches and usage (filter: q, category) */
+        /** Skills in effect, with switches and usage (filter: q, category, agent) */
         get: operations["listSkills"];
         put?: never;
         /** Create a user skill from SKILL.md text */
@@ -304,7 +304,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Skill proposals, newest first (filter: status; pages: limit, offset) */
+        /** Skill proposals, newest first (filter: status, agent; pages: limit, offset) */
         get: operations["listProposals"];
         put?: never;
         post?: never;
@@ -759,6 +759,57 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/agents": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Agents: configured, wired or heard from, with their switches (keys masked) */
+        get: operations["listAgents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/proposals/{id}/share": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Share an agent's proposal with all agents (an approved one's skill moves to the shared folder) */
+        post: operations["shareProposal"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/skills/{name}/share": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Move a skill from an agent's own folder to the shared one, for all agents */
+        post: operations["shareSkill"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/wiring/agents": {
         parameters: {
             query?: never;
@@ -909,6 +960,51 @@ export interface components {
             eval_trials: number | null;
             /** @description Why it was refused, rolled back or promoted. */
             reason: string | null;
+        };
+        /** @description One agent's settings. */
+        AgentConfig: {
+            /**
+             * @description Its own proxy key: requests carrying it are this agent's. Empty: the agent is known
+             *     only by the `x-metaclaw-agent` header.
+             * @default
+             */
+            api_key: string;
+            /**
+             * @description Its own skills, layered over the shared folder (same name: this one wins). Empty: the
+             *     folder under the MetaClaw home.
+             * @default
+             */
+            skills_dir: string;
+            /**
+             * @description Inject skills into its turns.
+             * @default true
+             */
+            skills: boolean;
+            /**
+             * @description Learn from its turns: distil skills from its sessions and keep its RL samples.
+             * @default true
+             */
+            learning: boolean;
+            /**
+             * @description Its RL samples may train the one shared policy.
+             * @default true
+             */
+            train_shared_policy: boolean;
+        };
+        /** @description One agent as listed. */
+        AgentInfo: {
+            name: string;
+            /** @description Its own proxy key, masked (`mc-…abcd`); `None` when it has none and uses the shared key. */
+            key: string | null;
+            /** @description Listed in `claw_type` (wired on start). */
+            configured: boolean;
+            /** @description MetaClaw changed its configuration and can restore it. */
+            wired: boolean;
+            /** @description Its own skills folder, layered over the shared one. */
+            skills_dir: string;
+            skills: boolean;
+            learning: boolean;
+            train_shared_policy: boolean;
         };
         /**
          * @description What connecting an agent takes: the agents found on this machine, and the settings to
@@ -1348,6 +1444,13 @@ export interface components {
              * @default false
              */
             openclaw_env_allow_commands: boolean;
+            /**
+             * @description Per-agent identities and settings (`agents.<name>.*`), by agent name.
+             * @default {}
+             */
+            agents: {
+                [key: string]: components["schemas"]["AgentConfig"];
+            };
         };
         /** @description The configuration after a change. */
         ConfigChange: {
@@ -2062,6 +2165,8 @@ export interface components {
              * @description Skip this many of the newest first (default 0).
              */
             offset?: number | null;
+            /** @description Only the proposals for this agent's own folder. */
+            agent?: string | null;
         };
         /**
          * @description Whether a proposal creates a skill or rewrites an existing one.
@@ -2092,6 +2197,11 @@ export interface components {
              * @description When the status last left `Pending`; `None` while pending.
              */
             decided_at: string | null;
+            /**
+             * @description The agent whose skills folder it goes to (its session's agent); `None`: the shared
+             *     folder, for every agent.
+             */
+            agent: string | null;
         };
         /** @description Where a proposal stands. Every proposal starts `Pending`. */
         ProposalStatus: ("pending" | "approved" | "rejected") | "undone";
@@ -2533,6 +2643,8 @@ export interface components {
              *     page's offset plus its length.
              */
             offset?: number | null;
+            /** @description Only this agent's sessions (`default`: those of no agent of their own). */
+            agent?: string | null;
         };
         /** @description A session as stored. */
         SessionRow: {
@@ -2553,6 +2665,8 @@ export interface components {
              * @description Turns currently stored (retention lowers it).
              */
             turn_count: number;
+            /** @description The agent whose turns it holds (`default` when unnamed). */
+            agent: string;
         };
         /** @description How the session id of a turn was found. */
         SessionSource: ("header" | "body" | "prompt_cache_key" | "heuristic") | "agent_runtime";
@@ -2601,11 +2715,8 @@ export interface components {
             /** @description A change applies to the running core without a restart. */
             live: boolean;
         };
-        /**
-         * @description Where a setting is shown.
-         * @enum {string}
-         */
-        SettingGroup: "general" | "llm" | "skills" | "evolution" | "rl" | "judge" | "teacher" | "scheduler" | "data";
+        /** @description Where a setting is shown. */
+        SettingGroup: ("general" | "llm" | "skills" | "evolution" | "rl" | "judge" | "teacher" | "scheduler" | "data") | "agents";
         SettingsCatalogue: {
             groups: components["schemas"]["GroupInfo"][];
             fields: components["schemas"]["SettingField"][];
@@ -2614,6 +2725,10 @@ export interface components {
              *     these when it is opened on the RL section (`#/settings/rl`, the tray's "Enable RL").
              */
             rl_missing: components["schemas"]["FieldError"][];
+        };
+        ShareSkillInput: {
+            /** @description The agent whose own folder holds the skill. */
+            agent: string;
         };
         Signal: {
             turn_id: string;
@@ -2650,6 +2765,8 @@ export interface components {
             /** @description Words in the name or description. */
             q?: string | null;
             category?: string | null;
+            /** @description The skills this agent's turns see: its own (marked with `agent`) over the shared ones. */
+            agent?: string | null;
         };
         SkillHealthReport: {
             /**
@@ -2706,6 +2823,8 @@ export interface components {
             thumbs_up: number;
             /** Format: uint64 */
             thumbs_down: number;
+            /** @description The agent whose own folder holds it; `None` for shared and bundled skills. */
+            agent?: string | null;
         };
         /**
          * @description Where a skill was loaded from. A user's copy always wins over the bundled one.
@@ -3128,6 +3247,8 @@ export interface components {
 export type Ack = components['schemas']['Ack'];
 export type AdapterStatus = components['schemas']['AdapterStatus'];
 export type AdapterVersion = components['schemas']['AdapterVersion'];
+export type AgentConfig = components['schemas']['AgentConfig'];
+export type AgentInfo = components['schemas']['AgentInfo'];
 export type AgentSetup = components['schemas']['AgentSetup'];
 export type ApiError = components['schemas']['ApiError'];
 export type ApproveInput = components['schemas']['ApproveInput'];
@@ -3257,6 +3378,7 @@ export type SessionsExport = components['schemas']['SessionsExport'];
 export type SettingField = components['schemas']['SettingField'];
 export type SettingGroup = components['schemas']['SettingGroup'];
 export type SettingsCatalogue = components['schemas']['SettingsCatalogue'];
+export type ShareSkillInput = components['schemas']['ShareSkillInput'];
 export type Signal = components['schemas']['Signal'];
 export type SignalKind = components['schemas']['SignalKind'];
 export type SkillDetail = components['schemas']['SkillDetail'];
@@ -3330,6 +3452,8 @@ export interface operations {
                  *     page's offset plus its length.
                  */
                 offset?: number | null;
+                /** @description Only this agent's sessions (`default`: those of no agent of their own). */
+                agent?: string | null;
             };
             header?: never;
             path?: never;
@@ -3481,6 +3605,8 @@ export interface operations {
                 /** @description Words in the name or description. */
                 q?: string | null;
                 category?: string | null;
+                /** @description The skills this agent's turns see: its own (marked with `agent`) over the shared ones. */
+                agent?: string | null;
             };
             header?: never;
             path?: never;
@@ -3825,6 +3951,8 @@ export interface operations {
                 limit?: number | null;
                 /** @description Skip this many of the newest first (default 0). */
                 offset?: number | null;
+                /** @description Only the proposals for this agent's own folder. */
+                agent?: string | null;
             };
             header?: never;
             path?: never;
@@ -4506,6 +4634,77 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["WiringStatus"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    listAgents: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentInfo"][];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    shareProposal: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProposalRow"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    shareSkill: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ShareSkillInput"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SkillVersionRow"];
                 };
             };
             default: components["responses"]["Error"];

@@ -111,11 +111,12 @@ export type Mode = ConfigPatch["mode"] & string;
 
 export const api = {
   status: () => call("/api/status", "get"),
-  sessions: (limit = 100, offset = 0) => call("/api/sessions", "get", { query: { limit, offset } }),
+  sessions: (limit = 100, offset = 0, agent?: string) => call("/api/sessions", "get", { query: { limit, offset, agent } }),
   session: (id: string, limit = 200, offset = 0) => call("/api/sessions/{id}", "get", { path: { id }, query: { limit, offset } }),
   feedback: (id: string, rating: 1 | -1, note?: string) =>
     call("/api/turns/{id}/feedback", "post", { path: { id }, body: note ? { rating, note } : { rating } }),
-  skills: (q?: string, category?: string) => call("/api/skills", "get", { query: { q, category } }),
+  skills: (q?: string, category?: string, agent?: string) => call("/api/skills", "get", { query: { q, category, agent } }),
+  shareSkill: (name: string, agent: string) => call("/api/skills/{name}/share", "post", { path: { name }, body: { agent } }),
   skill: (name: string) => call("/api/skills/{name}", "get", { path: { name } }),
   createSkill: (content: string) => call("/api/skills", "post", { body: { content } }),
   saveSkill: (name: string, content: string) => call("/api/skills/{name}", "put", { path: { name }, body: { content } }),
@@ -130,8 +131,9 @@ export const api = {
   skillHealth: (idle_days?: number) => call("/api/skill-health", "get", { query: { idle_days } }),
   reviseSkill: (name: string) => call("/api/skills/{name}/revision", "post", { path: { name } }),
   mergeSkills: (keep: string, absorb: string) => call("/api/skills/{name}/merge", "post", { path: { name: keep }, body: { absorb } }),
-  proposals: (status?: ProposalStatus | "all", limit = 100, offset = 0) =>
-    call("/api/proposals", "get", { query: { status, limit, offset } }),
+  proposals: (status?: ProposalStatus | "all", limit = 100, offset = 0, agent?: string) =>
+    call("/api/proposals", "get", { query: { status, limit, offset, agent } }),
+  shareProposal: (id: number) => call("/api/proposals/{id}/share", "post", { path: { id } }),
   proposal: (id: number) => call("/api/proposals/{id}", "get", { path: { id } }),
   approve: (id: number, content?: string) =>
     call("/api/proposals/{id}/approve", "post", { path: { id }, body: content === undefined ? {} : { content } }),
@@ -169,6 +171,7 @@ export const api = {
   deleteSession: (id: string) => call("/api/sessions/{id}", "delete", { path: { id } }),
   wiring: () => call("/api/wiring", "get"),
   agents: () => call("/api/wiring/agents", "get"),
+  agentList: () => call("/api/agents", "get"),
   wire: () => call("/api/wiring/wire", "post"),
   unwire: () => call("/api/wiring/unwire", "post"),
   presets: () => call("/api/onboarding/presets", "get"),
@@ -179,8 +182,8 @@ export const api = {
 
 export type ChartName = "reward" | "loss" | "success_rate" | "kl" | "prm_distribution" | "turns_per_day";
 
-export function chartUrl(name: ChartName, theme: "light" | "dark", bust?: number): string {
-  return url("/api/charts/{name}", { name: `${name}.svg` }, { theme, v: bust || undefined });
+export function chartUrl(name: ChartName, theme: "light" | "dark", bust?: number, agent?: string): string {
+  return url("/api/charts/{name}", { name: `${name}.svg` }, { theme, v: bust || undefined, agent });
 }
 
 export function errorMessage(e: unknown): string {

@@ -1,5 +1,6 @@
 import { useState } from "preact/hooks";
 import { api, errorMessage, type ProposalRow as Proposal } from "../lib/api";
+import { useAgent } from "../lib/agent";
 import { useLive } from "../lib/events";
 import { dateTime, relTime, shortId } from "../lib/format";
 import { useResource } from "../lib/resource";
@@ -11,8 +12,12 @@ type Tab = "pending" | "decided";
 
 export function InboxPage() {
   const [tab, setTab] = useState<Tab>("pending");
-  const pending = useResource(() => api.proposals("pending"), []);
-  const decided = useResource(() => (tab === "decided" ? api.proposals() : Promise.resolve([] as Proposal[])), [tab]);
+  const agent = useAgent();
+  const pending = useResource(() => api.proposals("pending", undefined, undefined, agent), [agent]);
+  const decided = useResource(
+    () => (tab === "decided" ? api.proposals(undefined, undefined, undefined, agent) : Promise.resolve([] as Proposal[])),
+    [tab, agent],
+  );
   const [selected, setSelected] = useState<Set<number>>(new Set());
   const [bulkReason, setBulkReason] = useState("");
   const [busy, setBusy] = useState(false);
@@ -164,7 +169,7 @@ export function InboxPage() {
         <>
           <ErrorBox message={decided.error} />
           {!decided.data && !decided.error && <Loading what="decisions" />}
-          {decided.data && <Decided rows={decided.data.filter((p) => p.status !== "pending")} onUndo={undo} />}
+          {decided.data && <Decided rows={decided.data.filter((p) => p.status !== "pending")} onUndo={undo} onShared={reload} />}
         </>
       )}
     </div>
@@ -224,6 +229,7 @@ function ProposalCard(props: { p: Proposal; selected: boolean; onSelect: (v: boo
           )}
         </h2>
         <Badge tone={p.kind === "new" ? "accent" : "info"}>{p.kind === "new" ? "new skill" : "update"}</Badge>
+        {p.agent && <Badge tone="info">for {p.agent} only</Badge>}
         <span class="muted small">
           #{p.id} · <time dateTime={p.created_at} title={dateTime(p.created_at)}>{relTime(p.created_at)}</time>
         </span>
@@ -285,6 +291,7 @@ function ProposalCard(props: { p: Proposal; selected: boolean; onSelect: (v: boo
             <button type="button" class="btn btn-danger-outline" disabled={busy} onClick={() => setMode("reject")} data-testid={`reject-${p.skill_name}`}>
               Reject…
             </button>
+            {p.agent && <ShareButton p={p} onShared={props.onDone} />}
           </>
         )}
         {mode === "edit" && (
@@ -369,7 +376,29 @@ function Signals({ signals }: { signals: unknown }) {
   );
 }
 
-function Decided(props: { rows: Proposal[]; onUndo: (p: Proposal) => void }) {
+/** "Share with all agents": the proposal's skill goes to the shared folder instead of its agent's. */
+function ShareButton(props: { p: Proposal; onShared: () => void }) {
+  const [busy, setBusy] = useState(false);
+  const share = async () => {
+    setBusy(true);
+    try {
+      await api.shareProposal(props.p.id);
+      toast(`${props.p.skill_name} is shared with all agents`, "ok");
+      props.onShared();
+    } catch (e) {
+      toast(`Sharing failed: ${errorMessage(e)}`, "error");
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <button type="button" class="btn" disabled={busy} onClick={() => void share()} data-testid={`share-${props.p.skill_name}`}>
+      Share with all agents
+    </button>
+  );
+}
+
+function Decided(props: { rows: Proposal[]; onUndo: (p: Proposal) => void; onShared: () => void }) {
   if (!props.rows.length) {
     return (
       <Empty title="No decisions yet." testid="decided-empty">
@@ -411,6 +440,7 @@ function Decided(props: { rows: Proposal[]; onUndo: (p: Proposal) => void }) {
                       Undo
                     </button>
                   )}
+                  {p.status === "approved" && p.agent && <ShareButton p={p} onShared={props.onShared} />}
                 </td>
               </tr>
             ))}

@@ -3,6 +3,7 @@ import { api } from "../lib/api";
 import { useLive } from "../lib/events";
 import { dateTime, relTime, shortId } from "../lib/format";
 import { useResource } from "../lib/resource";
+import { useAgent } from "../lib/agent";
 import { href } from "../lib/router";
 import { Badge, Card, Empty, ErrorBox, Loading, PageHeader } from "../components/ui";
 
@@ -11,7 +12,8 @@ const PAGE = 100;
 
 export function SessionsPage() {
   const [page, setPage] = useState(0);
-  const list = useResource(() => api.sessions(PAGE, page * PAGE), [page]);
+  const agent = useAgent();
+  const list = useResource(() => api.sessions(PAGE, page * PAGE, agent), [page, agent]);
   useLive(["turn", "session_started", "session_ended"], () => void list.reload());
   return (
     <div class="page" data-testid="page-sessions">
@@ -33,6 +35,7 @@ export function SessionsPage() {
               <thead>
                 <tr>
                   <th scope="col">Session</th>
+                  <th scope="col">Agent</th>
                   <th scope="col">Source</th>
                   <th scope="col">Started</th>
                   <th scope="col">Last activity</th>
@@ -50,6 +53,7 @@ export function SessionsPage() {
                         {shortId(s.id)}
                       </a>
                     </td>
+                    <td data-testid={`session-agent-${s.id}`}>{s.agent}</td>
                     <td>{s.source}</td>
                     <td>
                       <time dateTime={s.started_at} title={dateTime(s.started_at)}>

@@ -1,6 +1,7 @@
 import { ThumbIcon } from "../components/icons";
 import { useEffect, useMemo, useState } from "preact/hooks";
 import { api, errorMessage, type Retrieval, type SkillInfo as Skill } from "../lib/api";
+import { useAgent } from "../lib/agent";
 import { useLive } from "../lib/events";
 import { num, shortVersion } from "../lib/format";
 import { useResource } from "../lib/resource";
@@ -21,7 +22,8 @@ export function SkillsPage() {
     return () => clearTimeout(t);
   }, [q]);
 
-  const list = useResource(() => api.skills(debounced || undefined, category || undefined), [debounced, category]);
+  const agent = useAgent();
+  const list = useResource(() => api.skills(debounced || undefined, category || undefined, agent), [debounced, category, agent]);
   useLive(["skill_changed"], () => void list.reload());
 
   // Categories come from every list we have seen, so filtering never hides the other choices.
@@ -150,7 +152,15 @@ function SkillTable(props: { skills: Skill[]; onState: (s: Skill, p: { enabled?:
                 <a href={href("skills", s.name)} class="strong" data-testid={`skill-link-${s.name}`}>
                   {s.name}
                 </a>{" "}
-                {s.source === "user" ? <Badge tone="accent">yours</Badge> : <Badge>bundled</Badge>}
+                {s.agent ? (
+                  <>
+                    <Badge tone="info">{s.agent} only</Badge> <ShareSkill name={s.name} agent={s.agent} />
+                  </>
+                ) : s.source === "user" ? (
+                  <Badge tone="accent">yours</Badge>
+                ) : (
+                  <Badge>bundled</Badge>
+                )}
                 <div class="muted small clamp-2">{s.description}</div>
               </td>
               <td>{s.category || "—"}</td>
@@ -256,5 +266,26 @@ function RetrievalBox() {
         </div>
       )}
     </Card>
+  );
+}
+
+/** Moves an agent's own skill to the shared folder, for every agent. */
+function ShareSkill(props: { name: string; agent: string }) {
+  const [busy, setBusy] = useState(false);
+  const share = async () => {
+    setBusy(true);
+    try {
+      await api.shareSkill(props.name, props.agent);
+      toast(`${props.name} is now shared with all agents`, "ok");
+    } catch (e) {
+      toast(`Sharing failed: ${errorMessage(e)}`, "error");
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <button type="button" class="btn-link small" disabled={busy} onClick={() => void share()} data-testid={`share-skill-${props.name}`}>
+      Share with all agents
+    </button>
   );
 }

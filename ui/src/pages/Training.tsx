@@ -1,6 +1,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { useStatus } from "../App";
 import { api, chartUrl, type ChartName } from "../lib/api";
+import { useAgent } from "../lib/agent";
 import { useLive } from "../lib/events";
 import { dateTime, duration, num, relTime, secondsBetween } from "../lib/format";
 import { useResource } from "../lib/resource";
@@ -172,7 +173,9 @@ export function TrainingPage() {
 }
 
 function Chart(props: { name: ChartName; title: string; alt: string; theme: "light" | "dark"; bust: number }) {
-  const src = chartUrl(props.name, props.theme, props.bust);
+  // Only the turn counts are per agent; training is of the one shared policy.
+  const agent = useAgent();
+  const src = chartUrl(props.name, props.theme, props.bust, props.name === "turns_per_day" ? agent : undefined);
   const [failedSrc, setFailedSrc] = useState<string | null>(null);
   const failed = failedSrc === src;
   return (

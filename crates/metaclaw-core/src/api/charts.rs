@@ -9,6 +9,8 @@ use super::{Api, ApiError};
 #[derive(Deserialize)]
 pub(crate) struct ThemeQuery {
     theme: Option<String>,
+    /// `turns_per_day` of one agent only.
+    agent: Option<String>,
 }
 
 pub(crate) async fn chart(
@@ -47,7 +49,8 @@ pub(crate) async fn chart(
                 .fix()
                 .local_minus_utc()
                 / 60;
-            metaclaw_charts::turns_per_day(&store.turns_per_day(14, offset)?, theme)
+            let agent = q.agent.as_deref().filter(|a| !a.is_empty());
+            metaclaw_charts::turns_per_day(&store.agent_turns_per_day(agent, 14, offset)?, theme)
         }
         other => return Err(ApiError::not_found(format!("no chart `{other}` (reward, loss, success_rate, kl, prm_distribution, turns_per_day)"))),
     }

@@ -203,6 +203,7 @@ impl From<SkillError> for ApiError {
             | SkillError::NoProposal(_)
             | SkillError::NoVersion { .. }
             | SkillError::NoSessions
+            | SkillError::NoAgent(_)
             | SkillError::EmptySession(_) => ErrorCode::NotFound,
             SkillError::NoEvolver => ErrorCode::Unavailable,
             SkillError::Evolver(_) => ErrorCode::Upstream,

@@ -1,6 +1,7 @@
 //! The operations, grouped by what they act on. Each is a unit struct implementing
 //! [`Operation`](super::Operation), with its input and output types beside it.
 
+pub mod agents;
 pub mod config;
 pub mod data;
 pub mod login;

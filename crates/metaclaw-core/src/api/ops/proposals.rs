@@ -21,6 +21,9 @@ pub struct ProposalFilter {
     /// Skip this many of the newest first (default 0).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub offset: Option<usize>,
+    /// Only the proposals for this agent's own folder.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
 }
 
 /// Most proposals one call returns: each carries a whole SKILL.md (twice for updates).
@@ -32,7 +35,7 @@ impl Operation for ListProposals {
     const METHOD: Method = Method::Get;
     const PATH: &'static str = "/api/proposals";
     const SUMMARY: &'static str =
-        "Skill proposals, newest first (filter: status; pages: limit, offset)";
+        "Skill proposals, newest first (filter: status, agent; pages: limit, offset)";
     type Path = ();
     type Input = ProposalFilter;
     type Output = Vec<ProposalRow>;
@@ -46,9 +49,10 @@ impl Operation for ListProposals {
             None => None,
         };
         let limit = f.limit.unwrap_or(100).min(MAX_PROPOSALS_PAGE);
+        let agent = f.agent.as_deref().filter(|a| !a.is_empty());
         Ok(api
             .evolution()?
-            .proposals_page(status, limit, f.offset.unwrap_or(0))?)
+            .proposals_page(status, agent, limit, f.offset.unwrap_or(0))?)
     }
 }
 

@@ -20,6 +20,9 @@ pub struct SessionQuery {
     /// page's offset plus its length.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub offset: Option<usize>,
+    /// Only this agent's sessions (`default`: those of no agent of their own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
 }
 
 /// Most sessions one call returns.
@@ -30,14 +33,17 @@ pub struct ListSessions;
 impl Operation for ListSessions {
     const METHOD: Method = Method::Get;
     const PATH: &'static str = "/api/sessions";
-    const SUMMARY: &'static str = "Recent sessions";
+    const SUMMARY: &'static str = "Recent sessions (filter: agent)";
     type Path = ();
     type Input = SessionQuery;
     type Output = Vec<SessionRow>;
 
     async fn run(api: &Api, _: (), q: SessionQuery) -> Result<Vec<SessionRow>, ApiError> {
         let limit = q.limit.unwrap_or(50).min(MAX_SESSIONS_PAGE);
-        Ok(api.store().sessions_page(limit, q.offset.unwrap_or(0))?)
+        let agent = q.agent.as_deref().filter(|a| !a.is_empty());
+        Ok(api
+            .store()
+            .agent_sessions_page(agent, limit, q.offset.unwrap_or(0))?)
     }
 }
 

@@ -18,6 +18,9 @@ pub struct SkillFilter {
     pub q: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub category: Option<String>,
+    /// The skills this agent's turns see: its own (marked with `agent`) over the shared ones.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
 }
 
 pub struct ListSkills;
@@ -25,13 +28,17 @@ pub struct ListSkills;
 impl Operation for ListSkills {
     const METHOD: Method = Method::Get;
     const PATH: &'static str = "/api/skills";
-    const SUMMARY: &'static str = "Skills in effect, with switches and usage (filter: q, category)";
+    const SUMMARY: &'static str =
+        "Skills in effect, with switches and usage (filter: q, category, agent)";
     type Path = ();
     type Input = SkillFilter;
     type Output = Vec<SkillInfo>;
 
     async fn run(api: &Api, _: (), f: SkillFilter) -> Result<Vec<SkillInfo>, ApiError> {
-        let mut skills = api.skills()?.list();
+        let mut skills = match f.agent.as_deref().filter(|a| !a.is_empty()) {
+            Some(agent) => api.skills()?.list_for(agent),
+            None => api.skills()?.list(),
+        };
         if let Some(c) = f.category.filter(|c| !c.is_empty()) {
             skills.retain(|x| x.category == c);
         }

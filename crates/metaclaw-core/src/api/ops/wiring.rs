@@ -105,8 +105,18 @@ impl Operation for Wire {
     type Output = WiringReport;
 
     async fn run(api: &Api, _: (), _: NoInput) -> Result<WiringReport, ApiError> {
+        // Keys first: the recipes write each agent's own key into its configuration. Wiring
+        // never fails for want of one: an agent without its own key gets the shared key.
+        let live = api.parts().live.clone();
+        let keys = blocking(move || crate::agents::ensure_keys(&live)).await?;
         let (config, home, port) = (api.config(), api.parts().home.clone(), port(api));
-        blocking(move || wiring::wire(&config, &home, port)).await
+        let mut report = blocking(move || wiring::wire(&config, &home, port)).await?;
+        if let Err(e) = keys {
+            report.lines.push(format!(
+                "agents were wired with the shared proxy key: their own keys could not be saved ({e})"
+            ));
+        }
+        Ok(report)
     }
 }
 
