@@ -334,6 +334,9 @@ async fn a_rollout_against_skyrl_learns_and_the_curve_rises() {
         c.rl.max_new_tokens = 6;
         c.rl.manual_train_trigger = true;
         c.rl.prm_api_key = String::new();
+        // A periodic checkpoint on a promoted step: the gate's snapshot must reuse it (the
+        // server refuses a second state of the same name).
+        c.rl.checkpoint_every = 2;
         // A coarse gate (8 tasks): it must refuse a collapse, not a point of noise.
         c.rl.gate_split = "gate".into();
         c.rl.gate_tolerance = 0.25;
