@@ -312,14 +312,14 @@ fn late_letter_tasks(train: usize, test: usize, gate: usize) -> tempfile::TempDi
 /// The product loop against SkyRL: rollout → proxy → policy → verifier → trainer → gate →
 /// hot swap, with the evaluation after every step. Needs the server started with
 /// `SKYRL_LM_HEAD_SCALE=8` (the stock tiny model cannot learn; see tools/skyrl/README.md).
-/// `METACLAW_SKYRL_CURVE_STEPS` (default 12) and `METACLAW_SKYRL_CURVE_LR` (default 1e-2)
+/// `METACLAW_SKYRL_CURVE_STEPS` (default 6) and `METACLAW_SKYRL_CURVE_LR` (default 1e-3)
 /// set the run; `scripts/rl-curve.sh` runs a longer one.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs a SkyRL server with SKYRL_LM_HEAD_SCALE=8: scripts/rl-contract.sh"]
 async fn a_rollout_against_skyrl_learns_and_the_curve_rises() {
     let (url, model) = server();
-    let steps: u32 = env_or("METACLAW_SKYRL_CURVE_STEPS", 12);
-    let lr: f64 = env_or("METACLAW_SKYRL_CURVE_LR", 1e-2);
+    let steps: u32 = env_or("METACLAW_SKYRL_CURVE_STEPS", 6);
+    let lr: f64 = env_or("METACLAW_SKYRL_CURVE_LR", 1e-3);
     let tasks = late_letter_tasks(1, 32, 8);
     let tasks_dir = tasks.path().display().to_string();
     let h = Harness::start_with(|c| {

@@ -470,7 +470,20 @@ impl TaskRunner {
             let step_seconds = started.elapsed().as_secs_f64();
             let train_reward = mean(&rewards);
             self.update(|s| s.steps_done = trained);
-            if let Some(eval) = &eval_set {
+            let stepped = matches!(outcome, StepOutcome::Trained { .. });
+            let last = self.lock_status().curve.last().cloned();
+            if let (Some(_), false, Some(last)) = (&eval_set, stepped, last) {
+                // No step, same weights: the last evaluation still holds.
+                self.update(|s| {
+                    s.curve.push(CurvePoint {
+                        train_reward,
+                        loss,
+                        step_seconds: Some(step_seconds),
+                        gate,
+                        ..last
+                    })
+                });
+            } else if let Some(eval) = &eval_set {
                 let mut point = self
                     .curve_point(&agent, eval, &settings, concurrency, trained, Some(round))
                     .await?;
@@ -1195,7 +1208,7 @@ fn seed(task: &str, round: u32, arm: &str) -> u64 {
         .fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
             (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
         })
-        >> 33
+        % (1 << 31)
 }
 
 fn mean(v: &[f64]) -> Option<f64> {
