@@ -29,10 +29,6 @@ pub struct RetrievalConfig {
     pub min_score: f32,
     /// …nor below this fraction of the best score for the query.
     pub relative_threshold: f32,
-    /// …nor when the skill matches less than this share of the query's specificity (the
-    /// idf of its words, see `Hit::coverage`): a request or a task no skill is for shares a
-    /// generic word or two with a skill, a request the skill is for most of its words.
-    pub min_coverage: f32,
     /// Embedding mode: cosine similarity a skill needs on its own.
     pub min_similarity: f32,
     /// Token budget for the whole injected block.
@@ -47,7 +43,6 @@ impl Default for RetrievalConfig {
             task_specific_top_k: 10,
             min_score: 7.0,
             relative_threshold: 0.4,
-            min_coverage: 0.0,
             min_similarity: 0.35,
             token_budget: 2000,
         }
@@ -117,12 +112,11 @@ fn consider(cfg: &RetrievalConfig) -> usize {
 
 /// BM25 hits with the relevance threshold applied.
 fn bm25_ranked(lib: &Library, query: &str, cfg: &RetrievalConfig) -> Vec<Ranked> {
-    let hits = lib.index().hits(query, consider(cfg));
-    let best = hits.first().map_or(0.0, |h| h.score);
+    let hits = lib.index().search_top(query, consider(cfg));
+    let best = hits.first().map_or(0.0, |h| h.1);
     let cutoff = cfg.min_score.max(best * cfg.relative_threshold);
     hits.into_iter()
-        .map(|hit| {
-            let (doc, score) = (hit.doc, hit.score);
+        .map(|(doc, score)| {
             let passes = if score < cfg.min_score {
                 Err(format!(
                     "below the relevance threshold ({score:.2} < {:.2})",
@@ -132,12 +126,6 @@ fn bm25_ranked(lib: &Library, query: &str, cfg: &RetrievalConfig) -> Vec<Ranked>
                 Err(format!(
                     "below {:.0}% of the best match ({score:.2} < {cutoff:.2})",
                     cfg.relative_threshold * 100.0
-                ))
-            } else if hit.coverage < cfg.min_coverage {
-                Err(format!(
-                    "matches too little of the request ({:.0}% of its weight < {:.0}%)",
-                    hit.coverage * 100.0,
-                    cfg.min_coverage * 100.0
                 ))
             } else {
                 Ok(())

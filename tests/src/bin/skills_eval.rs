@@ -8,7 +8,6 @@
 //!   fake `/v1/embeddings` (hash vectors): it checks the mechanics, not semantic quality;
 //! - `--sweep` varies the thresholds **on the tuning part only**;
 //! - `--misses` lists the misses of the tuning part;
-//! - `--gate` varies the coverage gate (`min_coverage`) on the tuning part only;
 //! - `--query TEXT` lists the best skills for one request with score, coverage and terms;
 //! - `--tune-only` reports nothing about the held-out parts (for working on retrieval).
 
@@ -269,31 +268,9 @@ async fn main() -> Result<()> {
             );
         }
     }
-    if flag("--gate") {
-        println!("\ncoverage gate on the tuning part (min_coverage):\n\n{HEADER}");
-        for min_coverage in [0.0f32, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6] {
-            let c = RetrievalConfig {
-                min_coverage,
-                ..cfg.clone()
-            };
-            let got = run(&lib, &tune, &c, None).await?;
-            println!(
-                "{}",
-                row(&format!("coverage {min_coverage}"), score(&tune, &got))
-            );
-            let (nc, ng) = non_english(&tune, &got);
-            println!(
-                "{}",
-                row(
-                    &format!("coverage {min_coverage}, non-English"),
-                    score_refs(&nc, &ng)
-                )
-            );
-        }
-    }
     if flag("--sweep") {
         println!("\nthreshold sweep on the tuning part (min_score / relative):\n\n{HEADER}");
-        for min_score in [6.0f32, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0] {
+        for min_score in [6.0f32, 7.0, 7.25, 7.5, 7.75, 8.0, 9.0, 10.0] {
             for rel in [0.4f32, 0.5] {
                 let c = RetrievalConfig {
                     min_score,
