@@ -235,7 +235,15 @@ impl Analyzer {
         }
     }
 
-    fn latin_word(&self, word: &str, out: &mut Vec<Variants>) {
+    /// A segment may hold an elision or a contraction ("l'erreur", "what's", "don't"): each
+    /// part is a word of its own, so "erreur" is found and "what" is a stop word.
+    fn latin_word(&self, segment: &str, out: &mut Vec<Variants>) {
+        for part in segment.split(['\'', '\u{2019}']) {
+            self.latin_part(part, out);
+        }
+    }
+
+    fn latin_part(&self, word: &str, out: &mut Vec<Variants>) {
         let word = word.trim_matches(|c: char| !c.is_alphanumeric());
         if word.chars().count() < 2 || !word.chars().any(char::is_alphanumeric) {
             return;
@@ -359,6 +367,18 @@ mod tests {
             "{:?}",
             flat(&a, "the und les el")
         );
+    }
+
+    #[test]
+    fn elisions_and_contractions_split_at_the_apostrophe() {
+        let a = Analyzer::new();
+        assert!(
+            a.terms("what's that?").is_empty(),
+            "{:?}",
+            a.terms("what's")
+        );
+        assert!(a.terms("l'erreur").contains(&"erreur".to_owned()));
+        assert_eq!(a.terms("d\u{2019}appels"), a.terms("appels"));
     }
 
     #[test]

@@ -1076,7 +1076,7 @@ export interface components {
              *       "evolution_every_n_turns": 10,
              *       "auto_approve": false,
              *       "include_bundled": true,
-             *       "min_score": 7,
+             *       "min_score": 7.25,
              *       "relative_threshold": 0.4,
              *       "min_similarity": 0.35,
              *       "token_budget": 2000,
