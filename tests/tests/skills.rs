@@ -299,12 +299,13 @@ async fn retrieval_keeps_its_figures_on_the_tuning_set() {
         bm25.false_injection < template.false_injection,
         "{bm25:?} vs {template:?}"
     );
-    // Floors a little below the measured figures (recall@3 0.954, recall@1 0.882, MRR 0.92,
-    // false injection 3.4%; non-English recall@3 0.985), so that a regression in the
-    // analyzer (CJK bigrams, stemming), the trigger field, query cleaning or ranking fails.
+    // Floors a little below the measured figures (recall@3 0.948, recall@1 0.885, MRR 0.914,
+    // false injection 3.2% over 154 requests without a skill; non-English recall@3 0.982), so
+    // that a regression in the analyzer (CJK bigrams, katakana words, stemming), the trigger
+    // field, query cleaning or ranking fails.
     assert!(bm25.recall_at_3 >= 0.93, "{bm25:?}");
     assert!(bm25.recall_at_1 >= 0.85 && bm25.mrr >= 0.88, "{bm25:?}");
-    assert!(bm25.false_injection <= 0.06, "{bm25:?}");
+    assert!(bm25.false_injection <= 0.05, "{bm25:?}");
     let (c, g) = non_english(&cases, &got);
     let other = score_refs(&c, &g);
     assert!(other.with >= 60, "{other:?}");
