@@ -2,7 +2,7 @@
 
 mod support;
 
-use std::time::Duration;
+use metaclaw_tests::wait::wait_for;
 
 use metaclaw_tests::mock_upstream::Behaviour;
 use serde_json::{Value, json};
@@ -182,15 +182,12 @@ async fn pins_disables_and_hot_reload() {
         "---\nname: brew-pour-over-coffee\ndescription: Use when brewing pour-over coffee with a kettle, grinder and paper filter\ncategory: productivity\n---\nGrind medium-fine; 1:16 ratio; bloom 30 s.\n",
     )
     .unwrap();
-    let mut seen = false;
-    for _ in 0..60 {
-        if service.library().get("brew-pour-over-coffee").is_some() {
-            seen = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    assert!(seen, "hot reload missed the new skill");
+    // A reload re-analyses the whole bank (trigger phrases in six languages): on a loaded
+    // machine in a debug build that takes seconds, hence the shared deadline.
+    wait_for("hot reload of the new skill", || {
+        service.library().get("brew-pour-over-coffee").map(|_| ())
+    })
+    .await;
     h.post("/v1/chat/completions")
         .json(&chat(
             "how do I brew pour-over coffee? what grinder setting and filter?",

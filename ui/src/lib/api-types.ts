@@ -2592,7 +2592,7 @@ export interface components {
             /**
              * Format: double
              * @description BM25 score a skill needs to be injected at all (zero skills is a valid answer).
-             * @default 7
+             * @default 7.25
              */
             min_score: number;
             /**
