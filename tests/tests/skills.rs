@@ -2,7 +2,7 @@
 
 mod support;
 
-use std::time::Duration;
+use metaclaw_tests::wait::wait_for;
 
 use metaclaw_tests::mock_upstream::Behaviour;
 use serde_json::{Value, json};
@@ -182,15 +182,12 @@ async fn pins_disables_and_hot_reload() {
         "---\nname: brew-pour-over-coffee\ndescription: Use when brewing pour-over coffee with a kettle, grinder and paper filter\ncategory: productivity\n---\nGrind medium-fine; 1:16 ratio; bloom 30 s.\n",
     )
     .unwrap();
-    let mut seen = false;
-    for _ in 0..60 {
-        if service.library().get("brew-pour-over-coffee").is_some() {
-            seen = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    assert!(seen, "hot reload missed the new skill");
+    // A reload re-analyses the whole bank (trigger phrases in six languages): on a loaded
+    // machine in a debug build that takes seconds, hence the shared deadline.
+    wait_for("hot reload of the new skill", || {
+        service.library().get("brew-pour-over-coffee").map(|_| ())
+    })
+    .await;
     h.post("/v1/chat/completions")
         .json(&chat(
             "how do I brew pour-over coffee? what grinder setting and filter?",
@@ -299,12 +296,13 @@ async fn retrieval_keeps_its_figures_on_the_tuning_set() {
         bm25.false_injection < template.false_injection,
         "{bm25:?} vs {template:?}"
     );
-    // Floors a little below the measured figures (recall@3 0.954, recall@1 0.882, MRR 0.92,
-    // false injection 3.4%; non-English recall@3 0.985), so that a regression in the
-    // analyzer (CJK bigrams, stemming), the trigger field, query cleaning or ranking fails.
+    // Floors a little below the measured figures (recall@3 0.948, recall@1 0.885, MRR 0.914,
+    // false injection 3.2% over 154 requests without a skill; non-English recall@3 0.982), so
+    // that a regression in the analyzer (CJK bigrams, katakana words, stemming), the trigger
+    // field, query cleaning or ranking fails.
     assert!(bm25.recall_at_3 >= 0.93, "{bm25:?}");
     assert!(bm25.recall_at_1 >= 0.85 && bm25.mrr >= 0.88, "{bm25:?}");
-    assert!(bm25.false_injection <= 0.06, "{bm25:?}");
+    assert!(bm25.false_injection <= 0.05, "{bm25:?}");
     let (c, g) = non_english(&cases, &got);
     let other = score_refs(&c, &g);
     assert!(other.with >= 60, "{other:?}");

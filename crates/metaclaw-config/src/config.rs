@@ -275,7 +275,7 @@ impl Default for SkillsConfig {
             auto_approve: false,
             include_bundled: true,
             // Chosen on tests/fixtures/retrieval/tune.jsonl (`skills-eval --sweep`).
-            min_score: 7.0,
+            min_score: 7.25,
             relative_threshold: 0.4,
             min_similarity: 0.35,
             token_budget: 2000,

@@ -23,6 +23,9 @@ const STEMMED: [Algorithm; 4] = [
     Algorithm::French,
 ];
 const STOP_LANGUAGES: [&str; 6] = ["en", "es", "de", "fr", "zh", "ja"];
+/// Conversational words the stop lists lack: French "ça" (folded "ca") and "va" turn
+/// "comment ça va ?" into a match for any trigger saying "ça marchait".
+const EXTRA_STOP: [&str; 3] = ["ça", "ca", "va"];
 
 /// One word of the text: the index terms it may appear as (at least one).
 pub type Variants = Vec<String>;
@@ -40,6 +43,8 @@ pub struct AnalyzerOptions {
     pub cjk: Cjk,
     /// Stem with the Spanish, German and French stemmers too, not only English.
     pub multilingual_stems: bool,
+    /// Keep a katakana run whole instead of cutting it into bigrams.
+    pub katakana_words: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,6 +62,7 @@ impl Default for AnalyzerOptions {
         AnalyzerOptions {
             cjk: Cjk::Bigrams,
             multilingual_stems: true,
+            katakana_words: true,
         }
     }
 }
@@ -88,6 +94,22 @@ pub(crate) fn is_cjk(c: char) -> bool {
         | 0x20000..=0x2FA1F) // CJK extensions B–F and supplements
 }
 
+/// Chinese pronouns, particles, measure words and politeness verbs. Bigrams are taken across
+/// word boundaries, so "帮我写一首诗" yields "帮我", "我写" and "写一", which match any trigger
+/// phrase that starts "帮我写…" although they say nothing about the task; a bigram holding one
+/// of these characters is dropped. Only pronouns and sentence particles are listed: characters
+/// that also begin or end content words (请求, 一直, 个人, 被杀, 会议) are left out on purpose.
+const FUNCTION_CHARS: &str = "我你您他她它们的了吗吧呢啊呀么";
+
+fn is_function_char(c: char) -> bool {
+    FUNCTION_CHARS.contains(c)
+}
+
+/// Katakana, its phonetic extensions and half-width forms, and the long-vowel mark.
+fn is_katakana(c: char) -> bool {
+    matches!(c as u32, 0x30A0..=0x30FF | 0x31F0..=0x31FF | 0xFF66..=0xFF9F)
+}
+
 fn is_hiragana(c: char) -> bool {
     matches!(c as u32, 0x3040..=0x309F)
 }
@@ -109,6 +131,7 @@ impl Analyzer {
         let stop = STOP_LANGUAGES
             .iter()
             .flat_map(|lang| stop_words::get(lang).iter().copied())
+            .chain(EXTRA_STOP)
             .collect();
         let languages = if options.multilingual_stems { 4 } else { 1 };
         Analyzer {
@@ -135,6 +158,14 @@ impl Analyzer {
             // A segment is a word, or punctuation and spaces, which end a CJK run.
             for c in segment.chars() {
                 if is_cjk(c) && !is_hiragana(c) {
+                    // Katakana spells whole loanwords; kanji next to it starts another word.
+                    if run
+                        .chars()
+                        .last()
+                        .is_some_and(|l| is_katakana(l) != is_katakana(c))
+                    {
+                        self.flush_run(&mut run, &mut out);
+                    }
                     run.push(c);
                 } else {
                     self.flush_run(&mut run, &mut out);
@@ -166,6 +197,14 @@ impl Analyzer {
         if self.options.cjk == Cjk::Ignore {
             return;
         }
+        // A katakana run is one loanword ("スタックトレース"): its bigrams ("レー", "ース")
+        // occur in unrelated loanwords ("カレー", "データベース"), so it stays whole.
+        if self.options.katakana_words && chars.iter().copied().all(is_katakana) {
+            if chars.len() > 1 {
+                out.push(vec![chars.into_iter().collect()]);
+            }
+            return;
+        }
         if self.options.cjk == Cjk::UnigramsAndBigrams && chars.len() > 1 {
             for c in &chars {
                 let t = c.to_string();
@@ -178,12 +217,15 @@ impl Analyzer {
             0 => {}
             1 => {
                 let t = chars[0].to_string();
-                if !self.stop.contains(t.as_str()) {
+                if !self.stop.contains(t.as_str()) && !is_function_char(chars[0]) {
                     out.push(vec![t]);
                 }
             }
             _ => {
                 for pair in chars.windows(2) {
+                    if pair.iter().copied().any(is_function_char) {
+                        continue;
+                    }
                     let t: String = pair.iter().collect();
                     if !self.stop.contains(t.as_str()) {
                         out.push(vec![t]);
@@ -193,7 +235,15 @@ impl Analyzer {
         }
     }
 
-    fn latin_word(&self, word: &str, out: &mut Vec<Variants>) {
+    /// A segment may hold an elision or a contraction ("l'erreur", "what's", "don't"): each
+    /// part is a word of its own, so "erreur" is found and "what" is a stop word.
+    fn latin_word(&self, segment: &str, out: &mut Vec<Variants>) {
+        for part in segment.split(['\'', '\u{2019}']) {
+            self.latin_part(part, out);
+        }
+    }
+
+    fn latin_part(&self, word: &str, out: &mut Vec<Variants>) {
         let word = word.trim_matches(|c: char| !c.is_alphanumeric());
         if word.chars().count() < 2 || !word.chars().any(char::is_alphanumeric) {
             return;
@@ -248,12 +298,22 @@ mod tests {
     fn japanese_kana_particles_separate_content_words() {
         let a = Analyzer::new();
         let terms = a.terms("このプルリクエストをレビューしてください");
-        assert!(terms.contains(&"レビ".to_owned()), "{terms:?}");
-        assert!(terms.contains(&"プル".to_owned()), "{terms:?}");
+        assert!(terms.contains(&"レビュー".to_owned()), "{terms:?}");
+        assert!(terms.contains(&"プルリクエスト".to_owned()), "{terms:?}");
         assert!(
             terms.iter().all(|t| !t.chars().any(is_hiragana)),
             "hiragana never forms terms: {terms:?}"
         );
+    }
+
+    #[test]
+    fn katakana_loanwords_stay_whole_and_split_from_kanji() {
+        let a = Analyzer::new();
+        let terms = a.terms("簡単なカレーの作り方");
+        assert!(terms.contains(&"カレー".to_owned()), "{terms:?}");
+        assert!(!terms.contains(&"レー".to_owned()), "{terms:?}");
+        let terms = a.terms("データ分析");
+        assert_eq!(terms, ["データ", "分析"]);
     }
 
     #[test]
@@ -263,6 +323,22 @@ mod tests {
         assert!(
             !terms.contains(&"我们".to_owned()) && !terms.contains(&"可以".to_owned()),
             "{terms:?}"
+        );
+    }
+
+    #[test]
+    fn bigrams_across_chinese_function_characters_are_dropped() {
+        let a = Analyzer::new();
+        let terms = a.terms("帮我写一首关于秋天的诗");
+        for t in ["帮我", "我写"] {
+            assert!(!terms.contains(&t.to_owned()), "{t} kept: {terms:?}");
+        }
+        assert!(terms.contains(&"秋天".to_owned()), "{terms:?}");
+        assert!(a.terms("接口请求超时").contains(&"请求".to_owned()));
+        let terms = a.terms("怎么安排");
+        assert!(
+            terms == ["安排"],
+            "the bigram straddling 么 goes, the word stays: {terms:?}"
         );
     }
 
@@ -291,6 +367,18 @@ mod tests {
             "{:?}",
             flat(&a, "the und les el")
         );
+    }
+
+    #[test]
+    fn elisions_and_contractions_split_at_the_apostrophe() {
+        let a = Analyzer::new();
+        assert!(
+            a.terms("what's that?").is_empty(),
+            "{:?}",
+            a.terms("what's")
+        );
+        assert!(a.terms("l'erreur").contains(&"erreur".to_owned()));
+        assert_eq!(a.terms("d\u{2019}appels"), a.terms("appels"));
     }
 
     #[test]

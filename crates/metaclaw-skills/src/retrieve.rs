@@ -41,7 +41,7 @@ impl Default for RetrievalConfig {
             mode: Mode::Bm25,
             top_k: 6,
             task_specific_top_k: 10,
-            min_score: 7.0,
+            min_score: 7.25,
             relative_threshold: 0.4,
             min_similarity: 0.35,
             token_budget: 2000,

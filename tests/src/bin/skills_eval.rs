@@ -8,6 +8,7 @@
 //!   fake `/v1/embeddings` (hash vectors): it checks the mechanics, not semantic quality;
 //! - `--sweep` varies the thresholds **on the tuning part only**;
 //! - `--misses` lists the misses of the tuning part;
+//! - `--query TEXT` lists the best skills for one request with score, coverage and terms;
 //! - `--tune-only` reports nothing about the held-out parts (for working on retrieval).
 
 use std::time::Duration;
@@ -87,6 +88,12 @@ fn bundled_with(analyzer: Analyzer) -> Library {
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<()> {
     let flag = |f: &str| std::env::args().any(|a| a == f);
+    let value = |f: &str| {
+        let args: Vec<String> = std::env::args().collect();
+        args.iter()
+            .position(|a| a == f)
+            .and_then(|i| args.get(i + 1).cloned())
+    };
     let dir = fixtures_dir();
     let tune = load_cases(&dir.join("tune.jsonl"))?;
     let heldout = load_cases(&dir.join("heldout.jsonl"))?;
@@ -130,6 +137,11 @@ async fn main() -> Result<()> {
         let english = AnalyzerOptions {
             cjk: Cjk::Ignore,
             multilingual_stems: false,
+            katakana_words: false,
+        };
+        let katakana_bigrams = AnalyzerOptions {
+            katakana_words: false,
+            ..AnalyzerOptions::default()
         };
         let bigrams = AnalyzerOptions::default();
         let uni = AnalyzerOptions {
@@ -160,6 +172,10 @@ async fn main() -> Result<()> {
             (
                 "CJK uni+bigrams + 4 stemmers + triggers",
                 bundled_with(Analyzer::with_options(uni)),
+            ),
+            (
+                "CJK bigrams incl. katakana + 4 stemmers + triggers",
+                bundled_with(Analyzer::with_options(katakana_bigrams)),
             ),
             (
                 "CJK bigrams + 4 stemmers + triggers (default)",
@@ -239,10 +255,23 @@ async fn main() -> Result<()> {
             }
         }
     }
+    if let Some(text) = value("--query") {
+        let index = lib.index();
+        println!("\nquery {text:?}:");
+        for hit in index.hits(&text, 8) {
+            println!(
+                "  {:34} score {:6.2} coverage {:.2} terms {:?}",
+                lib.skills()[hit.doc].name,
+                hit.score,
+                hit.coverage,
+                index.matched_terms(&text, hit.doc)
+            );
+        }
+    }
     if flag("--sweep") {
         println!("\nthreshold sweep on the tuning part (min_score / relative):\n\n{HEADER}");
-        for min_score in [4.0f32, 6.0, 8.0, 10.0, 12.0, 14.0] {
-            for rel in [0.3f32, 0.5, 0.7] {
+        for min_score in [6.0f32, 7.0, 7.25, 7.5, 7.75, 8.0, 9.0, 10.0] {
+            for rel in [0.4f32, 0.5] {
                 let c = RetrievalConfig {
                     min_score,
                     relative_threshold: rel,

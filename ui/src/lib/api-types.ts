@@ -1299,7 +1299,7 @@ export interface components {
              *       "evolution_every_n_turns": 10,
              *       "auto_approve": false,
              *       "include_bundled": true,
-             *       "min_score": 7,
+             *       "min_score": 7.25,
              *       "relative_threshold": 0.4,
              *       "min_similarity": 0.35,
              *       "token_budget": 2000,
@@ -2970,7 +2970,7 @@ export interface components {
             /**
              * Format: double
              * @description BM25 score a skill needs to be injected at all (zero skills is a valid answer).
-             * @default 7
+             * @default 7.25
              */
             min_score: number;
             /**
