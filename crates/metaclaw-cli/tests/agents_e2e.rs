@@ -180,8 +180,14 @@ impl Drop for Daemon<'_> {
 }
 
 /// What every agent test checks once the agent's turn is done: the mock answered it, the
-/// upstream saw the skill injected, and the turn was recorded with the skill.
-async fn assert_turn_went_through(sandbox: &Sandbox, mock: &MockUpstream, agent_said: &str) {
+/// upstream saw the skill injected, and the turn was recorded with the skill under the
+/// agent's own name (wiring gave it its own proxy key).
+async fn assert_turn_went_through(
+    sandbox: &Sandbox,
+    mock: &MockUpstream,
+    agent: &str,
+    agent_said: &str,
+) {
     assert!(
         agent_said.contains("mock reply:"),
         "the agent did not print the mock's answer: {agent_said}"
@@ -199,19 +205,23 @@ async fn assert_turn_went_through(sandbox: &Sandbox, mock: &MockUpstream, agent_
         requests.iter().map(|r| r.path.clone()).collect::<Vec<_>>()
     );
     let store = metaclaw_store::Store::open_read_only(sandbox.mc_home.join("metaclaw.db")).unwrap();
-    metaclaw_tests::wait::wait_for("the agent's turn recorded with the skill", || {
-        store.sessions(50).unwrap().into_iter().find_map(|s| {
-            store
-                .turns_in_session(&s.id)
-                .unwrap()
-                .into_iter()
-                .find(|t| {
-                    t.request.to_string().contains("filename has spaces")
-                        && t.injected.to_string().contains(SKILL)
-                })
+    let (session_agent, turn_agent) =
+        metaclaw_tests::wait::wait_for("the agent's turn recorded with the skill", || {
+            store.sessions(50).unwrap().into_iter().find_map(|s| {
+                store
+                    .turns_in_session(&s.id)
+                    .unwrap()
+                    .into_iter()
+                    .find(|t| {
+                        t.request.to_string().contains("filename has spaces")
+                            && t.injected.to_string().contains(SKILL)
+                    })
+                    .map(|t| (s.agent.clone(), t.agent))
+            })
         })
-    })
-    .await;
+        .await;
+    assert_eq!(turn_agent, agent, "the turn's agent");
+    assert_eq!(session_agent, agent, "the session's agent");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -250,7 +260,7 @@ async fn claude_code_one_turn_through_the_proxy_then_unwire() {
 
     let (ok, said) = sandbox.run_agent("claude", &["-p", REQUEST]);
     assert!(ok, "claude failed: {said}");
-    assert_turn_went_through(&sandbox, &mock, &said).await;
+    assert_turn_went_through(&sandbox, &mock, "claude-code", &said).await;
     let turn = mock
         .requests()
         .into_iter()
@@ -319,7 +329,7 @@ async fn claude_code_subscription_sign_in_passes_through_untouched() {
 
     let (ok, said) = sandbox.run_agent("claude", &["-p", REQUEST]);
     assert!(ok, "claude failed: {said}");
-    assert_turn_went_through(&sandbox, &mock, &said).await;
+    assert_turn_went_through(&sandbox, &mock, "claude-code", &said).await;
     let turn = mock
         .requests()
         .into_iter()
@@ -407,7 +417,7 @@ async fn codex_one_turn_through_the_proxy_then_unwire() {
         ],
     );
     assert!(ok, "codex failed: {said}");
-    assert_turn_went_through(&sandbox, &mock, &said).await;
+    assert_turn_went_through(&sandbox, &mock, "codex", &said).await;
 
     drop(daemon);
     sandbox.metaclaw(&["stop", "--unwire"]);
@@ -442,7 +452,7 @@ async fn qwen_code_one_turn_through_the_proxy_then_unwire() {
 
     let (ok, said) = sandbox.run_agent("qwen", &["-p", REQUEST]);
     assert!(ok, "qwen failed: {said}");
-    assert_turn_went_through(&sandbox, &mock, &said).await;
+    assert_turn_went_through(&sandbox, &mock, "qwen-code", &said).await;
     // Qwen Code rewrote the file on its first start, keeping what MetaClaw wrote as .orig.
     let rewritten = std::fs::read_to_string(&settings).unwrap();
     assert_ne!(
@@ -495,7 +505,7 @@ async fn hermes_one_turn_through_the_proxy_then_unwire() {
     let (ok, said) = sandbox.run_agent("hermes", &["-z", REQUEST]);
     // Hermes exits 0 even when every API call failed, so the output is what counts.
     assert!(ok, "hermes failed: {said}");
-    assert_turn_went_through(&sandbox, &mock, &said).await;
+    assert_turn_went_through(&sandbox, &mock, "hermes", &said).await;
 
     drop(daemon);
     sandbox.metaclaw(&["stop", "--unwire"]);
