@@ -395,22 +395,16 @@ impl Trainer {
     }
 
     /// Saves the full training state after `step` (so a refused adapter can be undone).
-    /// The step's periodic checkpoint serves when it was just taken: the server refuses a
-    /// second state under the same name (HTTP 409).
     pub async fn snapshot(&self, step: u64) -> Result<String, RlError> {
-        let saved = |store: &Store| -> Result<Option<String>, RlError> {
-            Ok(store
-                .checkpoints()?
-                .into_iter()
-                .find(|c| c.kind == CheckpointKind::State && c.step == step)
-                .map(|c| c.path))
-        };
         let training = self.training.lock().await;
-        if let Some(path) = saved(&self.store)? {
-            return Ok(path);
-        }
         self.checkpoint(&training, step).await?;
-        Ok(saved(&self.store)?.unwrap_or_default())
+        Ok(self
+            .store
+            .checkpoints()?
+            .into_iter()
+            .find(|c| c.kind == CheckpointKind::State && c.step == step)
+            .map(|c| c.path)
+            .unwrap_or_default())
     }
 
     /// Puts the training weights (and optimizer) back to a saved state: the next step

@@ -19,7 +19,6 @@ const MIGRATION_LIST: &[M<'static>] = &[
     M::up(include_str!("../migrations/0008_skill_evidence.sql")),
     M::up(include_str!("../migrations/0009_tasks.sql")),
     M::up(include_str!("../migrations/0010_agents.sql")),
-    M::up(include_str!("../migrations/0011_reward_components.sql")),
     M::up(include_str!("../migrations/0012_bench.sql")),
 ];
 
@@ -185,42 +184,14 @@ mod tests {
             .unwrap();
             assert_eq!(*m, M::up(Box::leak(text.into_boxed_str())), "{name}");
         }
-        assert_eq!(SCHEMA_VERSION, 12);
+        assert_eq!(SCHEMA_VERSION, 11);
         assert!(names[8].starts_with("0009_tasks"));
         assert!(names[9].starts_with("0010_agents"));
-        assert!(names[10].starts_with("0011_reward_components"));
         assert!(names.last().unwrap().starts_with("0012_bench"));
         assert!(names[4].contains("samples"));
         assert!(names[5].contains("year_scale"));
         assert!(names[6].contains("prm_verdicts"));
         assert!(names[7].contains("skill_evidence"));
-    }
-
-    /// 0011 applies on top of a database with turn outcomes: they gain `retried`, and the
-    /// reward parts have their table.
-    #[test]
-    fn migration_0011_adds_reward_parts_and_retries() {
-        let mut conn = Connection::open_in_memory().unwrap();
-        Migrations::from_slice(&MIGRATION_LIST[..9])
-            .to_latest(&mut conn)
-            .unwrap();
-        Migrations::from_slice(MIGRATION_LIST)
-            .to_latest(&mut conn)
-            .unwrap();
-        let retried: i64 = conn
-            .query_row(
-                "SELECT count(*) FROM pragma_table_info('turn_outcomes') WHERE name = 'retried'",
-                [],
-                |r| r.get(0),
-            )
-            .unwrap();
-        assert_eq!(retried, 1);
-        let parts: i64 = conn
-            .query_row("SELECT count(*) FROM turn_reward_components", [], |r| {
-                r.get(0)
-            })
-            .unwrap();
-        assert_eq!(parts, 0);
     }
 
     /// 0004 applies on top of a 0003 database; its tables are STRICT.

@@ -17,8 +17,7 @@ text_enum! {
         Prm = "prm",
         /// The user's thumbs up or down.
         Feedback = "feedback",
-        /// More than one part (judge or thumbs, and the implicit signals of live use); the
-        /// turn's reward parts say which.
+        /// Both, combined.
         Combined = "combined",
         /// A task's verifier (rollouts).
         Verifier = "verifier",
