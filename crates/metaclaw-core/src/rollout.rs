@@ -271,6 +271,23 @@ impl TaskRunner {
         self.status.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// Ends the job: `done` with what it produced (`keep` stores it), or `failed` with why.
+    fn finish<T>(&self, result: Result<T, RolloutError>, keep: impl FnOnce(&mut JobStatus, T)) {
+        self.update(|s| {
+            s.running = false;
+            match result {
+                Ok(made) => {
+                    s.phase = "done".into();
+                    keep(s, made);
+                }
+                Err(e) => {
+                    s.phase = "failed".into();
+                    s.error = Some(e.to_string());
+                }
+            }
+        });
+    }
+
     fn update(&self, f: impl FnOnce(&mut JobStatus)) {
         let snapshot = {
             let mut s = self.lock_status();
@@ -369,16 +386,7 @@ impl TaskRunner {
             let result = me.rollout(&req, set, eval_set).await;
             *me.rollout_dir.lock().unwrap_or_else(|e| e.into_inner()) = None;
             me.rl.hold_training(false);
-            me.update(|s| {
-                s.running = false;
-                match result {
-                    Ok(()) => s.phase = "done".into(),
-                    Err(e) => {
-                        s.phase = "failed".into();
-                        s.error = Some(e.to_string());
-                    }
-                }
-            });
+            me.finish(result, |_, ()| {});
         });
         Ok(self.status())
     }
@@ -831,19 +839,7 @@ impl TaskRunner {
         let me = self.clone();
         tokio::spawn(async move {
             let result = me.eval(&req, &arms, set).await;
-            me.update(|s| {
-                s.running = false;
-                match result {
-                    Ok(report) => {
-                        s.phase = "done".into();
-                        s.report = Some(report);
-                    }
-                    Err(e) => {
-                        s.phase = "failed".into();
-                        s.error = Some(e.to_string());
-                    }
-                }
-            });
+            me.finish(result, |s, report| s.report = Some(report));
         });
         Ok(self.status())
     }

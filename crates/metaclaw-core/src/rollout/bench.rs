@@ -150,16 +150,7 @@ impl TaskRunner {
         let me = self.clone();
         tokio::spawn(async move {
             let result = me.bench(&req, &arms, bench).await;
-            me.update(|s| {
-                s.running = false;
-                match result {
-                    Ok(()) => s.phase = "done".into(),
-                    Err(e) => {
-                        s.phase = "failed".into();
-                        s.error = Some(e.to_string());
-                    }
-                }
-            });
+            me.finish(result, |_, ()| {});
         });
         Ok(self.status())
     }
