@@ -97,12 +97,24 @@ async fn main() -> Result<()> {
     let dir = fixtures_dir();
     let tune = load_cases(&dir.join("tune.jsonl"))?;
     let heldout = load_cases(&dir.join("heldout.jsonl"))?;
-    let independent_path = dir.join("heldout_independent.jsonl");
-    let independent = if independent_path.exists() {
-        Some(load_cases(&independent_path)?)
-    } else {
-        None
-    };
+    // Sets written by others from the skills' names and descriptions only, kept out of
+    // tuning: the honest figures. Reported when present.
+    let mut independent = Vec::new();
+    for (file, title) in [
+        (
+            "heldout_independent.jsonl",
+            "independent held-out (heldout_independent.jsonl)",
+        ),
+        (
+            "heldout_blind.jsonl",
+            "blind held-out (heldout_blind.jsonl)",
+        ),
+    ] {
+        let path = dir.join(file);
+        if path.exists() {
+            independent.push((title, load_cases(&path)?));
+        }
+    }
     let lib = Library::load(&Sources {
         user_dir: None,
         bundled: true,
@@ -121,13 +133,9 @@ async fn main() -> Result<()> {
         let got = run(&lib, &heldout, &cfg, None).await?;
         report("own held-out part (heldout.jsonl)", &heldout, &got);
     }
-    if let Some(cases) = independent.as_ref().filter(|_| !tune_only) {
+    for (title, cases) in independent.iter().filter(|_| !tune_only) {
         let got = run(&lib, cases, &cfg, None).await?;
-        report(
-            "independent held-out (heldout_independent.jsonl)",
-            cases,
-            &got,
-        );
+        report(title, cases, &got);
     }
 
     print_agent_scaffolding(&lib, &tune)?;
