@@ -39,6 +39,19 @@ impl Activity {
     }
 }
 
+/// Which weights answer chat, in words for the tray. `rl_mode`: the mode routes chat to the
+/// RL policy; `rl_phase`: the RL service's phase (`off`, `starting`, `serving`, `failed`);
+/// `sampler_step`: the adapter version that serves (0 = the base model, nothing trained).
+pub fn serving_weights(rl_mode: bool, rl_phase: &str, sampler_step: Option<u64>) -> String {
+    match (rl_mode, rl_phase, sampler_step) {
+        (false, ..) => "Serves: your upstream model".to_owned(),
+        (true, "serving", Some(step)) if step > 0 => format!("Serves: adapter v{step}"),
+        (true, "serving", _) => "Serves: base model (no adapter yet)".to_owned(),
+        (true, "failed", _) => "Serves: your upstream model (RL could not start)".to_owned(),
+        (true, ..) => "Serves: your upstream model (RL is starting)".to_owned(),
+    }
+}
+
 /// A notification the tray wants to show; which kinds appear is up to the user's switches.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Notice {
@@ -64,6 +77,8 @@ pub struct TrayStatus {
     error: Option<String>,
     last_event: Option<String>,
     window_open: bool,
+    /// The last [`serving_weights`] text, when it names an adapter (the tooltip shows it).
+    adapter: Option<String>,
 }
 
 impl TrayStatus {
@@ -77,6 +92,17 @@ impl TrayStatus {
 
     pub fn set_last_event(&mut self, text: impl Into<String>) {
         self.last_event = Some(text.into());
+    }
+
+    /// Which weights serve, as [`serving_weights`] said; the adapter version is kept for
+    /// the tooltip.
+    pub fn set_serving(&mut self, text: &str) {
+        self.adapter = text.strip_prefix("Serves: adapter ").map(str::to_owned);
+    }
+
+    /// The serving adapter's version (`v7`), when one serves.
+    pub fn adapter(&self) -> Option<&str> {
+        self.adapter.as_deref()
     }
 
     /// Paused wins (the user asked for it), then a failure, then what runs.
@@ -243,6 +269,39 @@ mod tests {
     use super::*;
     use chrono::Utc;
     use metaclaw_domain::SessionEndReason;
+
+    #[test]
+    fn the_tray_names_the_adapter_version_that_serves() {
+        assert_eq!(
+            serving_weights(true, "serving", Some(7)),
+            "Serves: adapter v7"
+        );
+        assert_eq!(
+            serving_weights(true, "serving", Some(0)),
+            "Serves: base model (no adapter yet)"
+        );
+        assert_eq!(
+            serving_weights(true, "serving", None),
+            "Serves: base model (no adapter yet)"
+        );
+        assert_eq!(
+            serving_weights(true, "starting", Some(3)),
+            "Serves: your upstream model (RL is starting)"
+        );
+        assert_eq!(
+            serving_weights(true, "failed", None),
+            "Serves: your upstream model (RL could not start)"
+        );
+        assert_eq!(
+            serving_weights(false, "serving", Some(7)),
+            "Serves: your upstream model"
+        );
+        let mut s = TrayStatus::default();
+        s.set_serving(&serving_weights(true, "serving", Some(7)));
+        assert_eq!(s.adapter(), Some("v7"));
+        s.set_serving(&serving_weights(true, "serving", Some(0)));
+        assert_eq!(s.adapter(), None);
+    }
 
     fn training(step: u64, status: &str) -> Event {
         Event::Training {

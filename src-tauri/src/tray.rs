@@ -15,11 +15,12 @@ use tauri::{AppHandle, Manager, Runtime};
 
 use crate::autostart::Autostart;
 use crate::prefs::Prefs;
-use crate::status::{Activity, Notice, NoticeKind, TrayStatus};
+use crate::status::{Activity, Notice, NoticeKind, TrayStatus, serving_weights};
 
 /// Menu item ids (also what the D-Bus menu test clicks, by label).
 pub mod id {
     pub const STATUS: &str = "status";
+    pub const SERVING: &str = "serving";
     pub const LAST_EVENT: &str = "last-event";
     pub const OPEN: &str = "open";
     pub const MODE_SKILLS_ONLY: &str = "mode:skills_only";
@@ -71,6 +72,8 @@ pub fn icon(activity: Activity) -> Image<'static> {
 pub struct Items<R: Runtime> {
     pub menu: Menu<R>,
     pub status: MenuItem<R>,
+    /// Which weights answer chat: the adapter version when RL serves.
+    pub serving: MenuItem<R>,
     /// The last event, also in the tooltip: Linux tray hosts (StatusNotifierItem through
     /// appindicator) show no tooltip, so the menu carries it too.
     pub last_event: MenuItem<R>,
@@ -86,6 +89,13 @@ pub struct Items<R: Runtime> {
 impl<R: Runtime> Items<R> {
     pub fn build<M: Manager<R>>(app: &M, prefs: &Prefs, autostart: bool) -> tauri::Result<Self> {
         let status = MenuItem::with_id(app, id::STATUS, "MetaClaw", false, None::<&str>)?;
+        let serving = MenuItem::with_id(
+            app,
+            id::SERVING,
+            "Serves: your upstream model",
+            false,
+            None::<&str>,
+        )?;
         let last_event = MenuItem::with_id(
             app,
             id::LAST_EVENT,
@@ -150,6 +160,7 @@ impl<R: Runtime> Items<R> {
             app,
             &[
                 &status,
+                &serving,
                 &last_event,
                 &PredefinedMenuItem::separator(app)?,
                 &open,
@@ -168,6 +179,7 @@ impl<R: Runtime> Items<R> {
         Ok(Items {
             menu,
             status,
+            serving,
             last_event,
             modes,
             rl,
@@ -262,7 +274,11 @@ impl<R: Runtime> Tray<R> {
     /// The tooltip: mode and the last event.
     pub fn tooltip(&self) -> String {
         let mode = self.api.config().mode;
-        format!("MetaClaw ({mode}): {}", self.last_event())
+        let adapter = lock(&self.status)
+            .adapter()
+            .map(|v| format!(", adapter {v}"))
+            .unwrap_or_default();
+        format!("MetaClaw ({mode}{adapter}): {}", self.last_event())
     }
 
     /// Make every item, the icon and the tooltip match the core. Called after each change,
@@ -280,6 +296,13 @@ impl<R: Runtime> Tray<R> {
         let _ = i
             .status
             .set_text(format!("{} · mode {}", activity.label(), snapshot.mode));
+        let serving = serving_weights(
+            snapshot.mode.is_rl(),
+            snapshot.rl.phase.as_str(),
+            snapshot.rl.sampler_step,
+        );
+        lock(&self.status).set_serving(&serving);
+        let _ = i.serving.set_text(serving);
         let _ = i
             .last_event
             .set_text(format!("Last event: {}", self.last_event()));

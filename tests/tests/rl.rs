@@ -672,3 +672,213 @@ async fn a_restarted_daemon_resumes_from_its_last_checkpoint() {
     h.stop().await;
     fake.shutdown().await;
 }
+
+/// A turn's reward in the session view: (value, source, parts as (component, value)).
+type ShownReward = Option<(f64, String, Vec<(String, f64)>)>;
+
+/// The session view's reward of each turn, by sequence number.
+async fn rewards_in(h: &Harness, session: &str) -> Vec<ShownReward> {
+    let (status, detail) = api(h, reqwest::Method::GET, &format!("/api/sessions/{session}")).await;
+    assert_eq!(status, 200, "{detail}");
+    let mut turns = detail["turns"].as_array().unwrap().clone();
+    turns.sort_by_key(|t| t["seq"].as_u64());
+    turns
+        .iter()
+        .map(|t| {
+            let r = &t["reward"];
+            r.is_object().then(|| {
+                (
+                    r["value"].as_f64().unwrap(),
+                    r["source"].as_str().unwrap().to_owned(),
+                    r["parts"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|p| {
+                            // Each part is its signal times its weight.
+                            let value = p["value"].as_f64().unwrap();
+                            let product =
+                                p["signal"].as_f64().unwrap() * p["weight"].as_f64().unwrap();
+                            assert!((value - product).abs() < 1e-12, "{p}");
+                            (p["component"].as_str().unwrap().to_owned(), value)
+                        })
+                        .collect(),
+                )
+            })
+        })
+        .collect()
+}
+
+/// Polls the session view until `check` accepts its rewards.
+async fn wait_rewards(
+    h: &Harness,
+    session: &str,
+    what: &str,
+    check: impl Fn(&[ShownReward]) -> bool,
+) -> Vec<ShownReward> {
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let r = rewards_in(h, session).await;
+        if check(&r) {
+            return r;
+        }
+        assert!(std::time::Instant::now() < deadline, "{what}: {r:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() < 1e-9
+}
+
+fn parts(r: &ShownReward) -> Vec<(&str, f64)> {
+    r.as_ref()
+        .map(|(_, _, p)| p.iter().map(|(c, v)| (c.as_str(), *v)).collect())
+        .unwrap_or_default()
+}
+
+#[tokio::test]
+async fn implicit_signals_weigh_in_each_turns_reward() {
+    let fake = fake().await;
+    let h = start(&fake, |c| {
+        c.rl.manual_train_trigger = true;
+        c.rl.thumbs_weight = 0.8;
+        c.rl.correction_weight = 0.5;
+        c.rl.retry_weight = 0.3;
+        c.rl.tool_error_weight = 0.25;
+    })
+    .await;
+    wait_serving(&h).await;
+    h.mock.push_all([
+        judge("alpha", 1),
+        judge("beta", 1),
+        judge("gamma", 0),
+        judge("delta", 1),
+    ]);
+    let said = |t: &str| user(t);
+    let answer = |t: &str| json!({"role": "assistant", "content": t});
+    // Turn 1 is corrected by turn 2; turn 2 is asked again by turn 3; turn 3 is rated up.
+    let mut history = vec![said("alpha: convert 10 miles to km")];
+    chat(&h, "w", Value::Array(history.clone()), false).await;
+    history.extend([
+        answer("1.6 km"),
+        said("No, that's wrong: beta, it is 16 km"),
+    ]);
+    chat(&h, "w", Value::Array(history.clone()), false).await;
+    history.extend([answer("sorry"), said("gamma: try again")]);
+    chat(&h, "w", Value::Array(history.clone()), false).await;
+    history.extend([answer("16.09 km"), said("delta: thanks")]);
+    chat(&h, "w", Value::Array(history.clone()), true).await;
+
+    // By hand: judge + Σ(-1 × weight) of what happened.
+    let r = wait_rewards(&h, "w", "all four turns rewarded", |r| {
+        r.len() == 4 && r.iter().all(Option::is_some)
+    })
+    .await;
+    assert_eq!(parts(&r[0]), [("judge", 1.0), ("correction", -0.5)]);
+    assert!(close(r[0].as_ref().unwrap().0, 0.5), "{r:?}");
+    assert_eq!(r[0].as_ref().unwrap().1, "combined");
+    assert_eq!(parts(&r[1]), [("judge", 1.0), ("retry", -0.3)]);
+    assert!(close(r[1].as_ref().unwrap().0, 0.7), "{r:?}");
+    assert_eq!(parts(&r[2]), [("judge", 0.0)]);
+    assert!(close(r[2].as_ref().unwrap().0, 0.0), "{r:?}");
+    assert_eq!(parts(&r[3]), [("judge", 1.0)]);
+    assert_eq!(r[3].as_ref().unwrap().1, "prm");
+
+    // A thumbs up replaces the judge's 0 with +1 × 0.8.
+    let turns = h.all_turns();
+    let third = turns.iter().find(|t| t.seq == 3).unwrap().id.clone();
+    let token = std::fs::read_to_string(h.home().join("dashboard.token")).unwrap();
+    let resp = reqwest::Client::new()
+        .post(format!(
+            "http://{}/api/turns/{third}/feedback",
+            h.core().addr()
+        ))
+        .bearer_auth(token.trim())
+        .json(&json!({"rating": 1}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    let r = wait_rewards(&h, "w", "the thumbs up counted", |r| {
+        r[2].as_ref().is_some_and(|x| close(x.0, 0.8))
+    })
+    .await;
+    assert_eq!(parts(&r[2]), [("thumbs", 0.8)]);
+    assert_eq!(r[2].as_ref().unwrap().1, "feedback");
+
+    // A weight of 0 removes its part: the retried turn is back to the judge's score alone.
+    let resp = reqwest::Client::new()
+        .patch(format!("http://{}/api/config", h.core().addr()))
+        .bearer_auth(token.trim())
+        .json(&json!({"set": {"rl.retry_weight": 0}}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200, "{}", resp.text().await.unwrap());
+    let r = wait_rewards(&h, "w", "the retry part removed", |r| {
+        r[1].as_ref().is_some_and(|x| close(x.0, 1.0))
+    })
+    .await;
+    assert_eq!(parts(&r[1]), [("judge", 1.0)]);
+    // The settings refuse a weight outside 0..1.
+    let resp = reqwest::Client::new()
+        .patch(format!("http://{}/api/config", h.core().addr()))
+        .bearer_auth(token.trim())
+        .json(&json!({"set": {"rl.correction_weight": 1.5}}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 400);
+
+    // The trainer takes the rewards as shown.
+    let store = h.core().store();
+    let (_, outcome) = api(&h, reqwest::Method::POST, "/api/training/step").await;
+    assert_eq!(outcome["status"], "trained", "{outcome}");
+    let first = turns.iter().find(|t| t.seq == 1).unwrap().id.clone();
+    let sample = store
+        .samples_for_turn(&first)
+        .unwrap()
+        .into_iter()
+        .find(|s| s.idx == 0)
+        .unwrap();
+    assert_eq!(sample.reward, Some(0.5));
+    assert_eq!(sample.state, SampleState::Trained);
+    h.stop().await;
+    fake.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_failed_tool_call_takes_its_weight_off_without_a_judge() {
+    let fake = fake().await;
+    let h = start(&fake, |c| {
+        c.rl.manual_train_trigger = true;
+        c.rl.prm_url.clear();
+        c.rl.tool_error_weight = 0.25;
+    })
+    .await;
+    wait_serving(&h).await;
+    let ask = user("epsilon: list the files");
+    chat(&h, "tools", json!([ask]), false).await;
+    // The agent ran the tool the answer asked for; it failed.
+    chat(
+        &h,
+        "tools",
+        json!([ask,
+            {"role": "assistant", "tool_calls": [{"id": "c1", "type": "function",
+                "function": {"name": "exec", "arguments": "{\"cmd\": \"ls /nope\"}"}}]},
+            {"role": "tool", "tool_call_id": "c1", "content": "ls: cannot access '/nope': No such file or directory"}]),
+        true,
+    )
+    .await;
+    let r = wait_rewards(&h, "tools", "the tool error counted", |r| {
+        r.len() == 2 && r[0].is_some()
+    })
+    .await;
+    assert_eq!(parts(&r[0]), [("tool_error", -0.25)]);
+    assert_eq!(r[0].as_ref().unwrap().1, "combined");
+    // Nothing was said about the second turn: it has no reward and never trains.
+    assert!(r[1].is_none(), "{r:?}");
+    h.stop().await;
+    fake.shutdown().await;
+}

@@ -46,10 +46,21 @@ fn toy_tasks() -> tempfile::TempDir {
     write_split(dir.path(), "inverted", 4, NOT_VOWEL, "");
     write_split(dir.path(), "test", 20, VOWEL, "");
     write_split(dir.path(), "gate", 10, VOWEL, "");
+    // A finer gate for the regression test: thirty tasks tell a real drop from noise.
+    write_split(dir.path(), "gate30", 30, VOWEL, "");
     dir
 }
 
 async fn start(fake: &FakeServer, tasks: &std::path::Path, tolerance: f64) -> Harness {
+    start_gated(fake, tasks, "gate", tolerance).await
+}
+
+async fn start_gated(
+    fake: &FakeServer,
+    tasks: &std::path::Path,
+    gate: &'static str,
+    tolerance: f64,
+) -> Harness {
     let url = fake.url();
     let tasks = tasks.display().to_string();
     Harness::start_with(move |c| {
@@ -62,7 +73,7 @@ async fn start(fake: &FakeServer, tasks: &std::path::Path, tolerance: f64) -> Ha
         c.rl.manual_train_trigger = true;
         c.rl.max_new_tokens = 4;
         c.rl.learning_rate = 1.0;
-        c.rl.gate_split = "gate".into();
+        c.rl.gate_split = gate.into();
         c.rl.gate_tolerance = tolerance;
         c.openclaw_env_data_dir = tasks;
     })
@@ -225,38 +236,104 @@ async fn a_rollout_learns_the_toy_task_and_the_curve_rises() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_regressing_adapter_is_refused_and_rollback_restores_the_previous() {
+    regressing_adapter_is_refused(false).await;
+}
+
+/// The same on a server that samples every sampler of a model with its latest saved
+/// weights (SkyRL): the refused weights must not answer through the kept version's sampler.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_adapter_never_answers_when_samplers_follow_the_latest_weights() {
+    regressing_adapter_is_refused(true).await;
+}
+
+async fn regressing_adapter_is_refused(samplers_follow_latest: bool) {
     let fake = FakeServer::start_with(Knobs {
         vocab_size: 362,
+        samplers_follow_latest,
         ..Knobs::default()
     })
     .await;
     let tasks = toy_tasks();
-    // Any drop on the gate split refuses.
-    let h = start(&fake, tasks.path(), 0.0).await;
+    // While learning, a point of noise on the gate split must not refuse progress.
+    let h = start_gated(&fake, tasks.path(), "gate30", 0.15).await;
     wait_serving(&h).await;
 
     // Learn first, so the gate has something to lose.
-    // Halfway (some answers right, some wrong), so the inverted reward has both to learn from.
-    let job = rollout(&h, json!({"split": "train", "group": 16, "steps": 4})).await;
-    assert_eq!(job["steps_done"], 4, "{job}");
+    // Partway (two steps: some answers right, most wrong), so the inverted reward has both to
+    // learn from; after four the policy can be all vowels, and then it has nothing.
+    let job = rollout(&h, json!({"split": "train", "group": 16, "steps": 2})).await;
+    assert_eq!(job["steps_done"], 2, "{job}");
     let good = serving_step(&h).await;
     assert!(good > 0);
 
-    // Trained on the inverted reward, the candidate regresses on the gate split.
-    let job = rollout(&h, json!({"split": "inverted", "group": 16, "steps": 1})).await;
-    let gate = job["curve"][0]["gate"].as_str().unwrap().to_owned();
-    assert!(gate.starts_with("refused"), "{gate}");
+    // From now on any drop refuses: changed live, through the one settings path.
+    let (status, body) = api(
+        &h,
+        reqwest::Method::PATCH,
+        "/api/config",
+        Some(json!({"set": {"rl.gate_tolerance": 0.0}})),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+
+    // Trained on the inverted reward. Adam's momentum from learning carries the first
+    // step(s) on, so such a candidate may still do better and serve; once the inverted
+    // reward wins, candidates regress, the gate refuses them and the adapter before keeps
+    // serving.
+    let job = rollout(&h, json!({"split": "inverted", "group": 16, "steps": 2})).await;
+    let curve = job["curve"].as_array().unwrap();
+    let mut serving = good;
+    let mut refusals = 0;
+    for point in curve {
+        let gate = point["gate"].as_str().unwrap_or_default();
+        if gate.starts_with("refused") {
+            refusals += 1;
+            assert_eq!(
+                point["adapter_step"].as_u64(),
+                Some(serving),
+                "the previous adapter keeps serving: {gate}"
+            );
+        } else if gate.starts_with("serving") {
+            serving = point["adapter_step"].as_u64().unwrap();
+        }
+    }
+    assert!(
+        refusals > 0,
+        "no regressing candidate was refused: {curve:?}"
+    );
+    assert_eq!(serving_step(&h).await, serving);
+
+    // What answers now is the serving version itself: on the gate split (same seeds) it
+    // scores exactly the figure the gate recorded for it, not a refused candidate's.
+    let (_, versions) = api(&h, reqwest::Method::GET, "/api/adapters", None).await;
+    let recorded = versions
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["status"] == "serving")
+        .and_then(|v| v["eval_success"].as_f64())
+        .unwrap();
+    let (status, body) = api(
+        &h,
+        reqwest::Method::POST,
+        "/api/evals",
+        Some(json!({"split": "gate30", "arms": ["current"]})),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let job = wait_job(&h).await;
     assert_eq!(
-        serving_step(&h).await,
-        good,
-        "the previous adapter keeps serving"
+        rate(&job["report"]["arms"][0]),
+        recorded,
+        "{}",
+        job["report"]["arms"][0]["success"]
     );
     let (_, versions) = api(&h, reqwest::Method::GET, "/api/adapters", None).await;
     let refused = versions
         .as_array()
         .unwrap()
         .iter()
-        .find(|v| v["status"] == "refused")
+        .find(|v| v["status"] == "refused" && v["step"].as_u64().unwrap() > good)
         .unwrap()
         .clone();
     assert!(
@@ -266,7 +343,6 @@ async fn a_regressing_adapter_is_refused_and_rollback_restores_the_previous() {
             .contains("keeps serving"),
         "{refused}"
     );
-    assert!(refused["step"].as_u64().unwrap() > good);
 
     // The refused version cannot be served; an earlier good one can.
     let path = format!("/api/adapters/{}/rollback", refused["step"]);

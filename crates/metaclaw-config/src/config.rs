@@ -341,6 +341,14 @@ pub struct RlConfig {
     pub gate_tolerance: f64,
     /// How the verifier and the judge combine when both scored a sample.
     pub reward_combine: RewardCombine,
+    /// Weights (0..1) of the reward's parts a served answer gets from live use, each
+    /// multiplying its signal: thumbs (+1 up, -1 down; it replaces the judge's score), and
+    /// -1 when the next user turn corrects it, retries it, or its tool calls failed. 0 turns
+    /// a part off.
+    pub thumbs_weight: f64,
+    pub correction_weight: f64,
+    pub retry_weight: f64,
+    pub tool_error_weight: f64,
 }
 
 impl Default for RlConfig {
@@ -379,6 +387,10 @@ impl Default for RlConfig {
             gate_split: String::new(),
             gate_tolerance: 0.05,
             reward_combine: RewardCombine::default(),
+            thumbs_weight: 1.0,
+            correction_weight: 0.5,
+            retry_weight: 0.5,
+            tool_error_weight: 0.25,
         }
     }
 }

@@ -143,6 +143,18 @@ pub(crate) const KEYS: &[KeySpec] = &[
         Kind::Choice(RewardCombine::NAMES),
         CHOICE,
     ),
+    key("rl.thumbs_weight", Kind::Float, "a number between 0 and 1"),
+    key(
+        "rl.correction_weight",
+        Kind::Float,
+        "a number between 0 and 1",
+    ),
+    key("rl.retry_weight", Kind::Float, "a number between 0 and 1"),
+    key(
+        "rl.tool_error_weight",
+        Kind::Float,
+        "a number between 0 and 1",
+    ),
     key("rl.batch_size", Kind::Int, POSITIVE),
     key("rl.resume_from_ckpt", Kind::Str, STR),
     key("rl.evolver_api_base", Kind::Str, URL),

@@ -253,6 +253,26 @@ fn check_semantics(c: &Config) -> Result<(), ConfigError> {
             c.rl.gate_tolerance,
             (0.0..=1.0).contains(&c.rl.gate_tolerance),
         ),
+        (
+            "rl.thumbs_weight",
+            c.rl.thumbs_weight,
+            (0.0..=1.0).contains(&c.rl.thumbs_weight),
+        ),
+        (
+            "rl.correction_weight",
+            c.rl.correction_weight,
+            (0.0..=1.0).contains(&c.rl.correction_weight),
+        ),
+        (
+            "rl.retry_weight",
+            c.rl.retry_weight,
+            (0.0..=1.0).contains(&c.rl.retry_weight),
+        ),
+        (
+            "rl.tool_error_weight",
+            c.rl.tool_error_weight,
+            (0.0..=1.0).contains(&c.rl.tool_error_weight),
+        ),
     ] {
         if !value.is_finite() || !ok {
             // NaN/inf cannot be JSON numbers; show their spelling.

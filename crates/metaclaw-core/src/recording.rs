@@ -37,16 +37,18 @@ impl TurnHook for RecordingHook {
 
     fn after_response(&self, turn: &Arc<TurnRecord>) {
         self.recorder.record_turn(turn.clone());
-        // A main turn's request tells how the previous answer went (the user corrected it,
-        // its tool calls failed): an outcome of that turn for the skills' evidence. Sent
+        // A main turn's request tells how the previous answer went (the user corrected it or
+        // asked again, its tool calls failed): an outcome of that turn for the skills'
+        // evidence and for its RL reward. Sent
         // after the turn, so the writer finds it stored.
         if turn.turn_type == TurnType::Main {
             let seen = metaclaw_evolve::follow_up(&turn.request);
-            if seen.correction || seen.tool_error {
+            if seen.correction || seen.retry || seen.tool_error {
                 self.recorder.record_follow_up(FollowUp {
                     turn_id: turn.turn_id.clone(),
                     session_id: turn.session_id.clone(),
                     correction: seen.correction,
+                    retry: seen.retry,
                     tool_error: seen.tool_error,
                 });
             }

@@ -234,6 +234,9 @@ pub struct TaskRunner {
     status: Mutex<JobStatus>,
     /// The task folder of the running rollout (the gate evaluates its gate split there).
     rollout_dir: Mutex<Option<PathBuf>>,
+    /// The gate figure of the serving weights when no stored version holds it (the base
+    /// model): (serving step, success).
+    base_figure: Mutex<Option<(Option<u64>, f64)>>,
 }
 
 impl TaskRunner {
@@ -255,6 +258,7 @@ impl TaskRunner {
             skills_off,
             status: Mutex::default(),
             rollout_dir: Mutex::default(),
+            base_figure: Mutex::default(),
         })
     }
 
@@ -481,7 +485,20 @@ impl TaskRunner {
             let step_seconds = started.elapsed().as_secs_f64();
             let train_reward = mean(&rewards);
             self.update(|s| s.steps_done = trained);
-            if let Some(eval) = &eval_set {
+            let stepped = matches!(outcome, StepOutcome::Trained { .. });
+            let last = self.lock_status().curve.last().cloned();
+            if let (Some(_), false, Some(last)) = (&eval_set, stepped, last) {
+                // No step, same weights: the last evaluation still holds.
+                self.update(|s| {
+                    s.curve.push(CurvePoint {
+                        train_reward,
+                        loss,
+                        step_seconds: Some(step_seconds),
+                        gate,
+                        ..last
+                    })
+                });
+            } else if let Some(eval) = &eval_set {
                 let mut point = self
                     .curve_point(&agent, eval, &settings, concurrency, trained, Some(round))
                     .await?;
@@ -619,6 +636,19 @@ impl TaskRunner {
                 seed(&task.id, round, &arm.name)
             });
             jobs.push(Box::pin(async move {
+                // Before the first turn: the verifier, not live use's signals, rewards it.
+                if !eval && let Err(e) = self.store.mark_rollout_session(&session) {
+                    self.update(|s| s.episodes_done += 1);
+                    return EpisodeResult {
+                        task_id: task.id.clone(),
+                        session_id: session,
+                        answer: String::new(),
+                        steps: 0,
+                        turn_ids: Vec::new(),
+                        verdict: None,
+                        error: Some(format!("could not mark the session: {e}")),
+                    };
+                }
                 if let Some(pin) = &arm.pin {
                     self.rl.pins().set(&session, pin.clone());
                 }
@@ -932,19 +962,98 @@ impl TaskRunner {
         Ok(arm)
     }
 
-    /// The gate: the candidate on the gate split against the serving adapter's figure.
-    async fn check_candidate(&self, step: u64) -> GateVerdict {
-        let config = self.live.get();
-        let split = config.rl.gate_split.trim().to_owned();
-        let dir = self
-            .rollout_dir
+    /// The task folder the gate evaluates in: the running rollout's, else the setting's.
+    fn gate_dir(&self, config: &Config) -> Option<PathBuf> {
+        self.rollout_dir
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .clone()
             .or_else(|| {
                 (!config.openclaw_env_data_dir.is_empty())
                     .then(|| PathBuf::from(&config.openclaw_env_data_dir))
-            });
+            })
+    }
+
+    /// Before a training step: the serving weights' figure on the gate split, unless it is
+    /// known. Measured now because after the step some servers (SkyRL) sample every
+    /// sampler of the model with the new weights.
+    async fn prepare_gate(&self) {
+        let config = self.live.get();
+        let Some(dir) = self.gate_dir(&config) else {
+            return;
+        };
+        let serving_step = self.rl.serving_step();
+        if let Err(e) = self.baseline(&dir, &config, serving_step).await {
+            tracing::warn!(error = %e, "gate: could not measure the serving adapter");
+        }
+    }
+
+    /// The serving weights' success on the gate split: stored with its version, or measured
+    /// (and kept) now.
+    async fn baseline(
+        &self,
+        dir: &Path,
+        config: &Config,
+        serving_step: Option<u64>,
+    ) -> Result<f64, RolloutError> {
+        let serving = self
+            .store
+            .adapter_versions()?
+            .into_iter()
+            .find(|v| v.status == AdapterStatus::Serving);
+        if let Some(b) = serving.as_ref().and_then(|v| v.eval_success) {
+            return Ok(b);
+        }
+        let known = *self.base_figure.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((step, b)) = known
+            && step == serving_step
+            && serving.is_none()
+        {
+            return Ok(b);
+        }
+        let split = config.rl.gate_split.trim();
+        let set = TaskSet::load(dir, split)?;
+        let agent = self.agent(config)?;
+        let settings = self.episode_settings(config, None, Some(false), Some(0.6));
+        let arm = Arm {
+            name: "serving".into(),
+            pin: Some(SessionPin {
+                adapter: AdapterChoice::Serving,
+                samples: None,
+                record: false,
+            }),
+            skills_off: false,
+            purpose: Some(EvalPurpose::Gate),
+            adapter_step: serving_step,
+        };
+        let report = self
+            .evaluate(
+                &agent,
+                &set,
+                &arm,
+                &settings,
+                config.openclaw_env_concurrency.max(1),
+            )
+            .await?;
+        match serving {
+            Some(v) => self.store.upsert_adapter_version(AdapterVersion {
+                eval_success: Some(report.success.rate),
+                eval_trials: Some(report.success.trials),
+                ..v
+            })?,
+            None => {
+                *self.base_figure.lock().unwrap_or_else(|e| e.into_inner()) =
+                    Some((serving_step, report.success.rate));
+            }
+        }
+        Ok(report.success.rate)
+    }
+
+    /// The gate: the candidate on the gate split against the serving adapter's figure.
+    async fn check_candidate(&self, step: u64) -> GateVerdict {
+        let config = self.live.get();
+        let split = config.rl.gate_split.trim().to_owned();
+        let dir = self.gate_dir(&config);
         let accept = |reason: String| GateVerdict {
             accept: true,
             success: None,
@@ -981,36 +1090,7 @@ impl TaskRunner {
         let agent = self.agent(config)?;
         let settings = self.episode_settings(config, None, Some(false), Some(0.6));
         let concurrency = config.openclaw_env_concurrency.max(1);
-        let serving = self
-            .store
-            .adapter_versions()?
-            .into_iter()
-            .find(|v| v.status == AdapterStatus::Serving);
-        let baseline = match serving.as_ref().and_then(|v| v.eval_success) {
-            Some(b) => b,
-            None => {
-                let arm = Arm {
-                    name: "serving".into(),
-                    pin: Some(SessionPin {
-                        adapter: AdapterChoice::Serving,
-                        samples: None,
-                        record: false,
-                    }),
-                    skills_off: false,
-                    purpose: Some(EvalPurpose::Gate),
-                    adapter_step: self.rl.serving_step(),
-                };
-                let report = self
-                    .evaluate(&agent, &set, &arm, &settings, concurrency)
-                    .await?;
-                if let Some(mut v) = serving {
-                    v.eval_success = Some(report.success.rate);
-                    v.eval_trials = Some(report.success.trials);
-                    self.store.upsert_adapter_version(AdapterVersion { ..v })?;
-                }
-                report.success.rate
-            }
-        };
+        let baseline = self.baseline(dir, config, self.rl.serving_step()).await?;
         let arm = Arm {
             name: "candidate".into(),
             pin: Some(SessionPin {
@@ -1056,6 +1136,14 @@ impl TaskRunner {
 pub(crate) struct RunnerGate(pub std::sync::Weak<TaskRunner>);
 
 impl metaclaw_rl::AdapterGate for RunnerGate {
+    fn prepare(&self) -> metaclaw_rl::PrepareFuture<'_> {
+        Box::pin(async move {
+            if let Some(runner) = self.0.upgrade() {
+                runner.prepare_gate().await;
+            }
+        })
+    }
+
     fn check(&self, step: u64) -> GateFuture<'_> {
         Box::pin(async move {
             match self.0.upgrade() {
@@ -1149,13 +1237,14 @@ fn combine(verifier: f64, judge: Option<f64>, rule: RewardCombine) -> (f64, Rewa
 }
 
 fn seed(task: &str, round: u32, arm: &str) -> u64 {
-    // FNV-1a: stable across runs and platforms.
+    // FNV-1a: stable across runs and platforms. 31 bits: SkyRL's sampler takes an int32
+    // seed and refuses larger ones.
     format!("{task}\u{0}{round}\u{0}{arm}")
         .bytes()
         .fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
             (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
         })
-        >> 1
+        % (1 << 31)
 }
 
 fn mean(v: &[f64]) -> Option<f64> {
@@ -1184,6 +1273,16 @@ mod tests {
             combine(0.25, None, RewardCombine::Min),
             (0.25, RewardSource::Verifier)
         );
+    }
+
+    #[test]
+    fn seeds_fit_an_int32() {
+        for task in ["a", "task-17", "日本語"] {
+            for round in [0, 1, 1000] {
+                assert!(i32::try_from(seed(task, round, "rollout")).is_ok());
+            }
+        }
+        assert_ne!(seed("a", 0, "rollout"), seed("a", 1, "rollout"));
     }
 
     #[test]

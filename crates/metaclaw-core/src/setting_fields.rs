@@ -525,6 +525,34 @@ const DESCRIBED: &[Described] = &[
         "When a task's verifier and the judge both scored an answer: verifier decides, mean of both, or the lower (min).",
     ),
     d(
+        "rl.thumbs_weight",
+        G::Rl,
+        "Thumbs weight",
+        "A served answer's reward gets this times your thumbs (+1 up, -1 down), in place of the judge's score; 0 = thumbs do not count.",
+    )
+    .range(0.0, 1.0),
+    d(
+        "rl.correction_weight",
+        G::Rl,
+        "Correction weight",
+        "Taken off an answer's reward when your next message corrects it (\"no, that's wrong…\"); 0 = corrections do not count.",
+    )
+    .range(0.0, 1.0),
+    d(
+        "rl.retry_weight",
+        G::Rl,
+        "Retry weight",
+        "Taken off an answer's reward when your next message asks again (the same message, or \"try again\"); 0 = retries do not count.",
+    )
+    .range(0.0, 1.0),
+    d(
+        "rl.tool_error_weight",
+        G::Rl,
+        "Tool error weight",
+        "Taken off an answer's reward when the tool calls it made came back with errors; 0 = tool errors do not count.",
+    )
+    .range(0.0, 1.0),
+    d(
         "openclaw_env_data_dir",
         G::Rl,
         "Task folder",

@@ -56,6 +56,15 @@ static CORRECTION: LazyLock<Regex> = LazyLock::new(|| {
     .expect("correction pattern compiles")
 });
 
+/// The user asks for the same thing again: the answer did not do.
+static RETRY: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?ix)^\s*(retry\b|redo\b|regenerate\b)
+         | \b(try\s+(it\s+|that\s+)?again|one\s+more\s+time|give\s+it\s+another\s+(go|try)|do\s+it\s+again)\b",
+    )
+    .expect("retry pattern compiles")
+});
+
 static TOOL_ERROR: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
         r"(?i)(traceback \(most recent call last\)|\berror\b|\bexception\b|command not found|no such file|permission denied|exit (code|status) [1-9]|\bfailed\b|\bpanicked\b|segmentation fault)",
@@ -163,6 +172,9 @@ fn tool_results_in(msgs: &[Value]) -> Vec<(String, bool)> {
 pub struct FollowUpSignals {
     /// The request ends with the user's own message, and it corrects the previous answer.
     pub correction: bool,
+    /// The request ends with the user asking again: "try again", or the same message as
+    /// their previous one.
+    pub retry: bool,
     /// Results of the previous answer's tool calls came back with errors.
     pub tool_error: bool,
 }
@@ -175,21 +187,45 @@ pub fn follow_up(request: &Value) -> FollowUpSignals {
         .get("messages")
         .and_then(Value::as_array)
         .map_or(&[][..], Vec::as_slice);
-    let correction = msgs.last().is_some_and(|m| {
-        m.get("role").and_then(Value::as_str) == Some("user")
-            && !is_tool_result_carrier(m)
-            && m.get("content").map(text_of).is_some_and(|t| {
-                !t.contains("<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>")
-                    && CORRECTION.is_match(&metaclaw_skills::query::clean(&t))
-            })
-    });
+    // The user's own words in a message (scaffolding and tool results are not).
+    let words = |m: &Value| {
+        (m.get("role").and_then(Value::as_str) == Some("user") && !is_tool_result_carrier(m))
+            .then(|| m.get("content").map(text_of))
+            .flatten()
+            .filter(|t| !t.contains("<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>"))
+            .map(|t| metaclaw_skills::query::clean(&t))
+    };
+    let said = msgs.last().and_then(words);
+    let correction = said.as_deref().is_some_and(|t| CORRECTION.is_match(t));
+    let asked_before = msgs
+        .iter()
+        .rev()
+        .skip(1)
+        .find_map(words)
+        .is_some_and(|before| said.as_deref().is_some_and(|t| same_words(t, &before)));
+    let retry = said
+        .as_deref()
+        .is_some_and(|t| asked_before || RETRY.is_match(t));
     let tool_error = tool_results_in(msgs)
         .iter()
         .any(|(text, flagged)| *flagged || TOOL_ERROR.is_match(text));
     FollowUpSignals {
         correction,
+        retry,
         tool_error,
     }
+}
+
+/// The same message, give or take case and spacing.
+fn same_words(a: &str, b: &str) -> bool {
+    let norm = |s: &str| {
+        s.split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+            .to_lowercase()
+    };
+    let a = norm(a);
+    !a.is_empty() && a == norm(b)
 }
 
 /// What the assistant answered: text and tool calls, in either dialect.
@@ -422,6 +458,7 @@ mod tests {
             follow_up(&corrected),
             FollowUpSignals {
                 correction: true,
+                retry: false,
                 tool_error: false
             }
         );
@@ -435,6 +472,7 @@ mod tests {
             follow_up(&tool_loop),
             FollowUpSignals {
                 correction: false,
+                retry: false,
                 tool_error: true
             }
         );
@@ -448,6 +486,41 @@ mod tests {
             follow_up(&json!({"input": "x"})),
             FollowUpSignals::default()
         );
+    }
+
+    #[test]
+    fn follow_up_sees_the_user_asking_again() {
+        let again = json!({"messages": [
+            {"role": "user", "content": "Write a haiku about rust"},
+            {"role": "assistant", "content": "Metal turns to red"},
+            {"role": "user", "content": "  write a haiku about  Rust"}]});
+        assert!(follow_up(&again).retry);
+        assert!(!follow_up(&again).correction);
+        for asked in [
+            "try again",
+            "Please try that again",
+            "Retry",
+            "one more time, shorter",
+        ] {
+            let req = json!({"messages": [
+                {"role": "user", "content": "a haiku"},
+                {"role": "assistant", "content": "x"},
+                {"role": "user", "content": asked}]});
+            assert!(follow_up(&req).retry, "{asked}");
+        }
+        for fine in ["now a limerick", "again, thanks a lot for the first one"] {
+            let req = json!({"messages": [
+                {"role": "user", "content": "a haiku"},
+                {"role": "assistant", "content": "x"},
+                {"role": "user", "content": fine}]});
+            assert!(!follow_up(&req).retry, "{fine}");
+        }
+        // The agent continuing after a tool call is not the user asking again.
+        let tool_loop = json!({"messages": [
+            {"role": "user", "content": "a haiku"},
+            {"role": "assistant", "tool_calls": [{"id": "c", "type": "function", "function": {"name": "exec", "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": "c", "content": "ok"}]});
+        assert!(!follow_up(&tool_loop).retry);
     }
 
     #[test]

@@ -19,7 +19,7 @@ pub mod trainer;
 
 pub use error::RlError;
 pub use service::{
-    AdapterGate, GateFuture, GateVerdict, Phase, RlModel, RlParts, RlService, RlStatus, SampleHook,
-    StartupProgress,
+    AdapterGate, GateFuture, GateVerdict, Phase, PrepareFuture, RlModel, RlParts, RlService,
+    RlStatus, SampleHook, StartupProgress,
 };
 pub use trainer::StepOutcome;

@@ -1,6 +1,7 @@
 //! Rewards for samples: the judge scores a main turn once the next turn of its session
-//! arrives or the session ends, and the user's feedback (the evolution issue's thumbs up
-//! or down) is applied by the rule in [`crate::reward`].
+//! arrives or the session ends; the user's thumbs and the implicit signals of live use
+//! (correction, retry, tool errors) join it by the rule in [`crate::reward`], also when
+//! they arrive later, until the sample is trained.
 
 use std::sync::Arc;
 
@@ -9,7 +10,7 @@ use serde_json::Value;
 
 use crate::error::RlError;
 use crate::judge::Judge;
-use crate::reward;
+use crate::reward::{self, Weights};
 
 pub struct Scorer {
     store: Arc<Store>,
@@ -27,15 +28,15 @@ impl Scorer {
 
     /// Scores turns that are due: a later main turn of their session exists, or the session
     /// ended. Polled, so it also catches turns whose samples were stored after the event.
-    /// Without a judge there is nothing to do here: ratings arrive through
-    /// [`Scorer::apply_late_feedback`].
-    pub async fn score_due(&self) -> Result<usize, RlError> {
+    /// Without a judge there is nothing to do here: ratings and implicit signals arrive
+    /// through [`Scorer::refresh`].
+    pub async fn score_due(&self, weights: &Weights) -> Result<usize, RlError> {
         if self.judge.is_none() {
             return Ok(0);
         }
         let mut scored = 0;
         for turn in self.store.turns_due_for_judging()? {
-            if self.score_turn(&turn).await? {
+            if self.score_turn(&turn, weights).await? {
                 scored += 1;
             }
         }
@@ -43,7 +44,7 @@ impl Scorer {
     }
 
     /// Scores every sample of a turn; returns whether a reward was set.
-    pub async fn score_turn(&self, turn_id: &str) -> Result<bool, RlError> {
+    pub async fn score_turn(&self, turn_id: &str, weights: &Weights) -> Result<bool, RlError> {
         let samples: Vec<SampleRow> = self
             .store
             .samples_for_turn(turn_id)?
@@ -53,10 +54,10 @@ impl Scorer {
         if samples.is_empty() {
             return Ok(false);
         }
-        let feedback = self.store.feedback(turn_id)?.map(|f| f.rating);
         let Some(judge) = &self.judge else {
-            // Feedback only: the served response gets the user's rating, if any.
-            return self.apply(turn_id, 0, None, feedback);
+            // No judge: the served response gets what the user said, if anything.
+            let signals = self.store.turn_signals(turn_id)?;
+            return self.apply_served(turn_id, &signals, weights);
         };
         let instruction = self
             .store
@@ -80,48 +81,73 @@ impl Scorer {
                     })
                     .collect();
                 self.store.record_prm_votes(turn_id, &votes)?;
-                any |= self.apply(turn_id, 0, Some(verdict.score), feedback)?;
+                let mut signals = self.store.turn_signals(turn_id)?;
+                signals.judge = Some(verdict.score);
+                any |= self.apply_served(turn_id, &signals, weights)?;
             } else {
                 // Extra samples were never shown to the user: only the judge can score them.
-                any |= self.apply(turn_id, s.idx, Some(verdict.score), None)?;
+                any |= self.store.set_sample_reward(
+                    turn_id,
+                    s.idx,
+                    f64::from(verdict.score),
+                    RewardSource::Prm,
+                )?;
             }
         }
         Ok(any)
     }
 
-    /// Applies ratings to served samples not trained yet (feedback overrides the judge).
-    pub fn apply_late_feedback(&self) -> Result<usize, RlError> {
+    /// Brings served samples not trained yet up to date with ratings and implicit signals
+    /// that arrived after their reward was set (or that are their only reward). Returns how
+    /// many changed.
+    pub fn refresh(&self, weights: &Weights) -> Result<usize, RlError> {
         let mut changed = 0;
-        for s in self.store.rated_samples_without_feedback()? {
+        for s in self.store.signalled_samples()? {
             // A pending sample waits for the judge's verdict when there is a judge; scoring
-            // then combines both.
-            if s.state == SampleState::Pending && self.judge.is_some() {
+            // then combines everything.
+            if s.state == SampleState::Pending && self.judge.is_some() && s.signals.judge.is_none()
+            {
                 continue;
             }
-            let judge = (s.reward_source == Some(RewardSource::Prm))
-                .then_some(s.reward)
-                .flatten()
-                .map(|r| r as i8);
-            if self.apply(&s.turn_id, 0, judge, Some(s.rating))? {
+            // Rollout episodes are rewarded by their task's verifier.
+            if self
+                .store
+                .turn_reward(&s.turn_id)?
+                .is_some_and(|r| r.source == RewardSource::Verifier)
+            {
+                continue;
+            }
+            let Some(composed) = reward::compose(&s.signals, weights) else {
+                continue;
+            };
+            if s.reward == Some(composed.reward)
+                && self.store.reward_parts(&s.turn_id)? == composed.parts
+            {
+                continue;
+            }
+            if self.apply_served(&s.turn_id, &s.signals, weights)? {
                 changed += 1;
             }
         }
         Ok(changed)
     }
 
-    fn apply(
+    /// Sets the served sample's reward (and the turn's, with its parts) from `signals`.
+    fn apply_served(
         &self,
         turn_id: &str,
-        idx: u32,
-        judge: Option<i8>,
-        feedback: Option<i8>,
+        signals: &metaclaw_store::TurnSignals,
+        weights: &Weights,
     ) -> Result<bool, RlError> {
-        let Some((reward, source)) = reward::decide(judge, feedback) else {
+        let Some(c) = reward::compose(signals, weights) else {
             return Ok(false);
         };
-        let set = self.store.set_sample_reward(turn_id, idx, reward, source)?;
-        if set && idx == 0 {
-            self.store.set_turn_reward(turn_id, reward, source)?;
+        let set = self
+            .store
+            .set_sample_reward(turn_id, 0, c.reward, c.source)?;
+        if set {
+            self.store.set_turn_reward(turn_id, c.reward, c.source)?;
+            self.store.set_reward_parts(turn_id, c.parts)?;
         }
         Ok(set)
     }

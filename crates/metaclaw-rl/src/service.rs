@@ -46,7 +46,16 @@ pub type GateFuture<'a> =
 /// split through the proxy, pinned to the candidate).
 pub trait AdapterGate: Send + Sync {
     fn check(&self, step: u64) -> GateFuture<'_>;
+
+    /// Called before a training step: measure what the serving adapter scores while it
+    /// still serves. Some servers (SkyRL) sample every sampler of a LoRA model with its
+    /// latest weights, so after the step the serving adapter can no longer be measured.
+    fn prepare(&self) -> PrepareFuture<'_> {
+        Box::pin(async {})
+    }
 }
+
+pub type PrepareFuture<'a> = std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + 'a>>;
 
 /// What the service needs from the daemon.
 pub struct RlParts {
@@ -171,6 +180,10 @@ fn fingerprint(c: &Config) -> Value {
             "evolver_model",
             "gate_tolerance",
             "reward_combine",
+            "thumbs_weight",
+            "correction_weight",
+            "retry_weight",
+            "tool_error_weight",
         ] {
             map.remove(live);
         }
@@ -238,6 +251,13 @@ impl RlService {
         self.held.store(held, std::sync::atomic::Ordering::Relaxed);
     }
 
+    /// Lets the gate measure the serving adapter before a step changes the weights.
+    async fn prepare_gate(&self, c: &Config) {
+        if let Some(gate) = self.gate().filter(|_| self.gated(c)) {
+            gate.prepare().await;
+        }
+    }
+
     /// Whether adapters wait for the gate: a gate split is set and someone can evaluate.
     fn gated(&self, c: &Config) -> bool {
         !c.rl.gate_split.trim().is_empty() && self.gate().is_some()
@@ -294,8 +314,8 @@ impl RlService {
                 .adapter_versions()?
                 .into_iter()
                 .find(|v| v.status == AdapterStatus::Serving);
-            match serving.and_then(|v| v.state_path) {
-                Some(path) => running.trainer.restore(&path).await?,
+            match serving.and_then(|v| Some((v.state_path?, v.step))) {
+                Some((path, serving_step)) => running.trainer.restore(&path, serving_step).await?,
                 None => tracing::warn!(
                     step,
                     "rl: no saved state of the serving adapter; training continues from the refused one"
@@ -377,7 +397,7 @@ impl RlService {
                 .swap(running.trainer.sampler_at(&path, step).await?);
         }
         if let Some(state) = &version.state_path {
-            running.trainer.restore(state).await?;
+            running.trainer.restore(state, step).await?;
         }
         let mut serving = version;
         serving.status = AdapterStatus::Serving;
@@ -580,8 +600,9 @@ impl RlService {
         let Some(running) = self.running.load_full() else {
             return Ok(());
         };
-        running.scorer.score_due().await?;
-        running.scorer.apply_late_feedback()?;
+        let weights = crate::reward::Weights::of(&config.rl);
+        running.scorer.score_due(&weights).await?;
+        running.scorer.refresh(&weights)?;
         if config.rl.manual_train_trigger
             || config.learning_paused
             || self.held.load(std::sync::atomic::Ordering::Relaxed)
@@ -607,6 +628,7 @@ impl RlService {
                 scheduler.started();
                 let started = std::time::Instant::now();
                 let _step = self.gate.lock().await;
+                self.prepare_gate(&config).await;
                 let outcome = running
                     .trainer
                     .step(&SchedulerGate(&scheduler), false)
@@ -618,6 +640,7 @@ impl RlService {
                 outcome?
             } else {
                 let _step = self.gate.lock().await;
+                self.prepare_gate(&config).await;
                 running.trainer.step(&NeverPause, false).await?
             };
             let StepOutcome::Trained { step, sampler, .. } = &outcome else {
@@ -817,9 +840,13 @@ impl RlService {
     /// One training step now, on everything that is ready (`metaclaw train-step`).
     pub async fn train_step(&self) -> Result<StepOutcome, RlError> {
         let running = self.running_or_err()?;
-        running.scorer.score_due().await?;
-        running.scorer.apply_late_feedback()?;
+        let weights = crate::reward::Weights::of(&self.config().rl);
+        running.scorer.score_due(&weights).await?;
+        running.scorer.refresh(&weights)?;
         let _step = self.gate.lock().await;
+        if running.trainer.has_batch()? {
+            self.prepare_gate(&self.config()).await;
+        }
         let outcome = running.trainer.step(&NeverPause, true).await?;
         if let StepOutcome::Trained { step, sampler, .. } = &outcome {
             self.decide(&running, *step, sampler).await?;

@@ -395,21 +395,32 @@ impl Trainer {
     }
 
     /// Saves the full training state after `step` (so a refused adapter can be undone).
+    /// The step's periodic checkpoint serves when it was just taken: the server refuses a
+    /// second state under the same name (HTTP 409).
     pub async fn snapshot(&self, step: u64) -> Result<String, RlError> {
+        let saved = |store: &Store| -> Result<Option<String>, RlError> {
+            Ok(store
+                .checkpoints()?
+                .into_iter()
+                .find(|c| c.kind == CheckpointKind::State && c.step == step)
+                .map(|c| c.path))
+        };
         let training = self.training.lock().await;
+        if let Some(path) = saved(&self.store)? {
+            return Ok(path);
+        }
         self.checkpoint(&training, step).await?;
-        Ok(self
-            .store
-            .checkpoints()?
-            .into_iter()
-            .find(|c| c.kind == CheckpointKind::State && c.step == step)
-            .map(|c| c.path)
-            .unwrap_or_default())
+        Ok(saved(&self.store)?.unwrap_or_default())
     }
 
     /// Puts the training weights (and optimizer) back to a saved state: the next step
     /// starts from there instead of from a refused or rolled-back adapter.
-    pub async fn restore(&self, state_path: &str) -> Result<(), RlError> {
+    ///
+    /// The restored weights are then saved for the sampler again and serve as version
+    /// `step`: some servers (SkyRL) sample every sampler of a LoRA model with its latest
+    /// saved weights, so the sampler of the kept version would otherwise answer with the
+    /// weights just undone.
+    pub async fn restore(&self, state_path: &str, step: u64) -> Result<(), RlError> {
         let training = self.training.lock().await;
         training
             .load_state(state_path, true)
@@ -418,7 +429,8 @@ impl Trainer {
             .result()
             .await
             .map_err(|e| RlError::Tinker(format!("could not restore {state_path}: {e}")))?;
-        tracing::info!(%state_path, "trainer: training state restored");
+        tracing::info!(%state_path, step, "trainer: training state restored");
+        self.save_and_swap(&training, step, false).await?;
         Ok(())
     }
 
@@ -503,6 +515,9 @@ impl Trainer {
                     .filter(|s| s.state == SampleState::Ready),
             );
         }
+        // Groups become ready in whatever order their rewards land; a batch ordered by
+        // session makes a step's update (float sums) repeatable for the same samples.
+        out.sort_by(|a, b| a.session_id.cmp(&b.session_id).then(a.id.cmp(&b.id)));
         Ok(out)
     }
 

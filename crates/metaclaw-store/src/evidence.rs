@@ -52,6 +52,8 @@ pub struct FollowUp {
     pub session_id: String,
     /// The user's message corrected the previous answer.
     pub correction: bool,
+    /// The user's message asked for the same thing again.
+    pub retry: bool,
     /// Tool results of the previous answer's tool calls came back with errors.
     pub tool_error: bool,
 }
@@ -91,7 +93,7 @@ pub(crate) fn insert_controls(
 /// Marks the main turn before `f.turn_id` in its session. Nothing happens when the turn is
 /// not stored or is the session's first main turn.
 pub(crate) fn apply_follow_up(conn: &Connection, f: &FollowUp) -> Result<()> {
-    if !f.correction && !f.tool_error {
+    if !f.correction && !f.retry && !f.tool_error {
         return Ok(());
     }
     let previous: Option<String> = conn
@@ -114,15 +116,16 @@ pub(crate) fn apply_follow_up(conn: &Connection, f: &FollowUp) -> Result<()> {
     conn.prepare_cached(
         "UPDATE turn_outcomes SET
              corrected = corrected OR ?2,
-             tool_error = tool_error OR ?3
+             tool_error = tool_error OR ?3,
+             retried = retried OR ?4
          WHERE turn_id = ?1",
     )?
-    .execute(params![previous, f.correction, f.tool_error])?;
+    .execute(params![previous, f.correction, f.tool_error, f.retry])?;
     conn.prepare_cached(
-        "INSERT OR IGNORE INTO turn_outcomes (turn_id, main, corrected, tool_error)
-         VALUES (?1, 1, ?2, ?3)",
+        "INSERT OR IGNORE INTO turn_outcomes (turn_id, main, corrected, tool_error, retried)
+         VALUES (?1, 1, ?2, ?3, ?4)",
     )?
-    .execute(params![previous, f.correction, f.tool_error])?;
+    .execute(params![previous, f.correction, f.tool_error, f.retry])?;
     Ok(())
 }
 

@@ -20,6 +20,7 @@ const MIGRATION_LIST: &[M<'static>] = &[
     M::up(include_str!("../migrations/0009_tasks.sql")),
     M::up(include_str!("../migrations/0010_agents.sql")),
     M::up(include_str!("../migrations/0012_bench.sql")),
+    M::up(include_str!("../migrations/0013_reward_components.sql")),
 ];
 
 const MIGRATIONS: Migrations<'static> = Migrations::from_slice(MIGRATION_LIST);
@@ -184,14 +185,46 @@ mod tests {
             .unwrap();
             assert_eq!(*m, M::up(Box::leak(text.into_boxed_str())), "{name}");
         }
-        assert_eq!(SCHEMA_VERSION, 11);
+        assert_eq!(SCHEMA_VERSION, 12);
         assert!(names[8].starts_with("0009_tasks"));
         assert!(names[9].starts_with("0010_agents"));
-        assert!(names.last().unwrap().starts_with("0012_bench"));
+        assert!(names[10].starts_with("0012_bench"));
+        assert!(names.last().unwrap().starts_with("0013_reward_components"));
         assert!(names[4].contains("samples"));
         assert!(names[5].contains("year_scale"));
         assert!(names[6].contains("prm_verdicts"));
         assert!(names[7].contains("skill_evidence"));
+    }
+
+    /// 0013 applies on top of a database with turn outcomes: they gain `retried`, the
+    /// reward parts and the rollout sessions have their tables.
+    #[test]
+    fn migration_0013_adds_reward_parts_and_retries() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        Migrations::from_slice(&MIGRATION_LIST[..9])
+            .to_latest(&mut conn)
+            .unwrap();
+        Migrations::from_slice(MIGRATION_LIST)
+            .to_latest(&mut conn)
+            .unwrap();
+        let retried: i64 = conn
+            .query_row(
+                "SELECT count(*) FROM pragma_table_info('turn_outcomes') WHERE name = 'retried'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(retried, 1);
+        let parts: i64 = conn
+            .query_row("SELECT count(*) FROM turn_reward_components", [], |r| {
+                r.get(0)
+            })
+            .unwrap();
+        assert_eq!(parts, 0);
+        let rollouts: i64 = conn
+            .query_row("SELECT count(*) FROM rollout_sessions", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(rollouts, 0);
     }
 
     /// 0004 applies on top of a 0003 database; its tables are STRICT.

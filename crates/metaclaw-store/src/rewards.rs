@@ -17,7 +17,8 @@ text_enum! {
         Prm = "prm",
         /// The user's thumbs up or down.
         Feedback = "feedback",
-        /// Both, combined.
+        /// More than one part (judge or thumbs, and the implicit signals of live use); the
+        /// turn's reward parts say which.
         Combined = "combined",
         /// A task's verifier (rollouts).
         Verifier = "verifier",

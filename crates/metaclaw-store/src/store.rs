@@ -21,6 +21,7 @@ use crate::feedback::{self, Feedback};
 use crate::proposals::{self, NewProposal, ProposalRow, ProposalStatus};
 use crate::recorder::Recorder;
 use crate::retention::{self, PruneReport};
+use crate::reward_components::{self, RewardPart, SignalledSample, TurnSignals};
 use crate::rewards::{self, PrmVote, RewardSource, TurnReward};
 use crate::samples::{self, NewSample, RatedSample, SampleRow, SampleState};
 use crate::sessions::{self, SessionRow};
@@ -724,11 +725,51 @@ impl Store {
         release
     }
 
+    /// What the judge and the user said about a turn so far (judge verdict, thumbs,
+    /// correction, retry, tool error).
+    pub fn turn_signals(&self, turn_id: &str) -> Result<TurnSignals> {
+        reward_components::signals(&self.read(), turn_id)
+    }
+
+    /// Served answers not trained yet that have a rating or an implicit signal.
+    pub fn signalled_samples(&self) -> Result<Vec<SignalledSample>> {
+        reward_components::signalled(&self.read())
+    }
+
+    /// Replaces the parts a turn's reward was made of.
+    pub fn set_reward_parts(&self, turn_id: &str, parts: Vec<RewardPart>) -> Result<()> {
+        let turn_id = turn_id.to_owned();
+        self.call(move |conn| {
+            in_transaction(conn, |tx| reward_components::set(tx, &turn_id, &parts))
+        })
+    }
+
+    pub fn reward_parts(&self, turn_id: &str) -> Result<Vec<RewardPart>> {
+        reward_components::for_turn(&self.read(), turn_id)
+    }
+
+    /// The reward parts of a session's turns, by turn id (turns without any are absent).
+    pub fn reward_parts_in_session(
+        &self,
+        session_id: &str,
+    ) -> Result<HashMap<String, Vec<RewardPart>>> {
+        reward_components::in_session(&self.read(), session_id)
+    }
+
     /// Marks a session as an evaluation's: its turns are never sampled for RL or distilled.
     pub fn mark_eval_session(&self, session_id: &str, run_id: i64) -> Result<()> {
         let session_id = session_id.to_owned();
         self.call(move |conn| {
             in_transaction(conn, |tx| evals::mark_session(tx, &session_id, run_id))
+        })
+    }
+
+    /// Marks a session as a rollout's task episode: its verifier rewards it, and the
+    /// implicit signals of live use never join that reward.
+    pub fn mark_rollout_session(&self, session_id: &str) -> Result<()> {
+        let session_id = session_id.to_owned();
+        self.call(move |conn| {
+            in_transaction(conn, |tx| reward_components::mark_rollout(tx, &session_id))
         })
     }
 

@@ -44,6 +44,7 @@ fn follow(store: &Store, session: &str, turn: &str, correction: bool, tool_error
         turn_id: turn.into(),
         session_id: session.into(),
         correction,
+        retry: false,
         tool_error,
     });
     store.flush().unwrap();

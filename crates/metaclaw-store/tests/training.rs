@@ -655,3 +655,62 @@ fn turns_come_due_for_judging_once_a_later_main_turn_is_stored() {
         .unwrap();
     assert!(store.rated_samples_without_feedback().unwrap().is_empty());
 }
+
+/// Live use's implicit signals (a tool error, a correction) reach a live turn's reward, never
+/// a rollout episode's: its task's verifier rewards it, also before that reward lands.
+#[test]
+fn implicit_signals_leave_rollout_episodes_to_their_verifier() {
+    let (_dir, _path, store) = open();
+    store.mark_rollout_session("rollout-1").unwrap();
+    let rec = store.recorder();
+    // Each answer is followed by a turn whose request corrects it and reports tool errors.
+    let turns = [
+        ("live", "l1", "l1-next"),
+        ("rollout-1", "r1", "r1-next"),
+        ("rollout-1", "r2", "r2-next"),
+    ];
+    for (n, (session, id, next)) in turns.iter().enumerate() {
+        rec.record_turn(TurnRecord::minimal(session, id, "run it", at(2 * n as i64)));
+        rec.record_turn(TurnRecord::minimal(
+            session,
+            next,
+            "no, wrong",
+            at(2 * n as i64 + 1),
+        ));
+    }
+    store.flush().unwrap();
+    for (session, id, next) in turns {
+        store
+            .insert_sample(NewSample {
+                session_id: session.to_owned(),
+                ..sample(id, 0, 0)
+            })
+            .unwrap();
+        rec.record_follow_up(metaclaw_store::FollowUp {
+            turn_id: next.into(),
+            session_id: session.into(),
+            correction: true,
+            retry: false,
+            tool_error: true,
+        });
+        store.flush().unwrap();
+    }
+
+    let live = store.turn_signals("l1").unwrap();
+    assert!(live.corrected && live.tool_error);
+    let episode = store.turn_signals("r1").unwrap();
+    assert!(!episode.corrected && !episode.tool_error && !episode.retried);
+    // Pending (no reward yet) and verifier-rewarded episode samples are both left alone.
+    store
+        .set_sample_reward("r2", 0, 1.0, RewardSource::Verifier)
+        .unwrap();
+    let signalled: Vec<String> = store
+        .signalled_samples()
+        .unwrap()
+        .into_iter()
+        .map(|s| s.turn_id)
+        .collect();
+    assert_eq!(signalled, ["l1"]);
+    // Marking twice is harmless (a rollout resumed).
+    store.mark_rollout_session("rollout-1").unwrap();
+}

@@ -1349,7 +1349,11 @@ export interface components {
              *       "max_new_tokens": 2048,
              *       "gate_split": "",
              *       "gate_tolerance": 0.05,
-             *       "reward_combine": "verifier"
+             *       "reward_combine": "verifier",
+             *       "thumbs_weight": 1,
+             *       "correction_weight": 0.5,
+             *       "retry_weight": 0.5,
+             *       "tool_error_weight": 0.25
              *     }
              */
             rl: components["schemas"]["RlConfig"];
@@ -2280,6 +2284,20 @@ export interface components {
         RetrievalMode: "bm25" | "template" | "embedding";
         /** @description How a task's verifier and the PRM judge make one reward when both scored a sample. */
         RewardCombine: "verifier" | "mean" | "min";
+        /** @description One part of a turn's reward. */
+        RewardComponent: "judge" | "thumbs" | "correction" | "retry" | "tool_error";
+        /** @description A part as it went into the reward: `value` = `signal` × `weight`. */
+        RewardPart: {
+            component: components["schemas"]["RewardComponent"];
+            /** Format: double */
+            signal: number;
+            /** Format: double */
+            weight: number;
+            /** Format: double */
+            value: number;
+        };
+        /** @description Where a turn's reward came from. */
+        RewardSource: "prm" | "feedback" | "combined" | "verifier";
         /** @description What rewards samples, in words for the status line. */
         RewardSources: "judge_and_feedback" | "feedback_only" | "teacher_and_feedback";
         RlConfig: {
@@ -2417,6 +2435,30 @@ export interface components {
              * @default verifier
              */
             reward_combine: components["schemas"]["RewardCombine"];
+            /**
+             * Format: double
+             * @description Weights (0..1) of the reward's parts a served answer gets from live use, each
+             *     multiplying its signal: thumbs (+1 up, -1 down; it replaces the judge's score), and
+             *     -1 when the next user turn corrects it, retries it, or its tool calls failed. 0 turns
+             *     a part off.
+             * @default 1
+             */
+            thumbs_weight: number;
+            /**
+             * Format: double
+             * @default 0.5
+             */
+            correction_weight: number;
+            /**
+             * Format: double
+             * @default 0.5
+             */
+            retry_weight: number;
+            /**
+             * Format: double
+             * @default 0.25
+             */
+            tool_error_weight: number;
         };
         RlStatus: {
             mode: components["schemas"]["Mode"];
@@ -3161,6 +3203,17 @@ export interface components {
             rating: number;
             note: string | null;
         };
+        /**
+         * @description A turn's reward: the judge or the thumbs, plus the implicit parts of live use (each
+         *     signal × its weight in the settings). Rollout turns have their verifier's score and no
+         *     parts.
+         */
+        TurnRewardView: {
+            /** Format: double */
+            value: number;
+            source: components["schemas"]["RewardSource"];
+            parts: components["schemas"]["RewardPart"][];
+        };
         TurnStatus: "ok" | "upstream_error" | "upstream_unreachable" | "stream_broken" | "client_aborted";
         /** @description A turn, with its texts redacted and what was injected into it. */
         TurnSummary: {
@@ -3182,6 +3235,11 @@ export interface components {
             feedback: components["schemas"]["TurnFeedback"] | null;
             /** Format: uint64 */
             skill_generation: number | null;
+            /**
+             * @description The RL reward the turn got (RL mode), with the parts it is the sum of.
+             * @default null
+             */
+            reward: components["schemas"]["TurnRewardView"] | null;
         };
         /**
          * @description `main` turns are the user's conversation (skills injected, trainable); `side` turns are
@@ -3356,6 +3414,9 @@ export type RetrievalInput = components['schemas']['RetrievalInput'];
 export type RetrievalMethod = components['schemas']['RetrievalMethod'];
 export type RetrievalMode = components['schemas']['RetrievalMode'];
 export type RewardCombine = components['schemas']['RewardCombine'];
+export type RewardComponent = components['schemas']['RewardComponent'];
+export type RewardPart = components['schemas']['RewardPart'];
+export type RewardSource = components['schemas']['RewardSource'];
 export type RewardSources = components['schemas']['RewardSources'];
 export type RlConfig = components['schemas']['RlConfig'];
 export type RlStatus = components['schemas']['RlStatus'];
@@ -3407,6 +3468,7 @@ export type TrainingStatus = components['schemas']['TrainingStatus'];
 export type TrainingStep = components['schemas']['TrainingStep'];
 export type TrainingSummary = components['schemas']['TrainingSummary'];
 export type TurnFeedback = components['schemas']['TurnFeedback'];
+export type TurnRewardView = components['schemas']['TurnRewardView'];
 export type TurnStatus = components['schemas']['TurnStatus'];
 export type TurnSummary = components['schemas']['TurnSummary'];
 export type TurnType = components['schemas']['TurnType'];

@@ -169,6 +169,7 @@ function TurnCard(props: { t: Turn; onChanged: () => void }) {
         )}
       </header>
       {t.error && <p class="text-error small">{t.error}</p>}
+      {t.reward && <RewardLine t={t} />}
       <div class="messages">
         <Message role="User" text={t.user_text} />
         <Message role="Assistant" text={t.assistant_text} />
@@ -206,6 +207,39 @@ function TurnCard(props: { t: Turn; onChanged: () => void }) {
         </div>
       )}
     </li>
+  );
+}
+
+/** What each part of the RL reward is called on the page. */
+const PART_LABEL: Record<string, string> = {
+  judge: "judge",
+  thumbs: "thumbs",
+  correction: "corrected next turn",
+  retry: "asked again",
+  tool_error: "tool error",
+};
+
+/** The turn's RL reward and the parts it is the sum of (signal × weight from Settings). */
+function RewardLine(props: { t: Turn }) {
+  const r = props.t.reward;
+  if (!r) return null;
+  const signed = (v: number) => (v > 0 ? "+" : v < 0 ? "−" : "") + num(Math.abs(v), 2);
+  return (
+    <p class="reward-line small" data-testid={`turn-reward-${props.t.id}`}>
+      <span class="muted">RL reward</span> <strong data-testid={`turn-reward-value-${props.t.id}`}>{signed(r.value)}</strong>{" "}
+      <span class="muted">({r.source})</span>
+      {r.parts.length > 0 && <span class="muted"> = </span>}
+      {r.parts.map((p) => (
+        <span
+          key={p.component}
+          class="chip"
+          data-testid={`turn-reward-part-${props.t.id}-${p.component}`}
+          title={`signal ${p.signal} × weight ${p.weight}`}
+        >
+          {PART_LABEL[p.component] ?? p.component} {signed(p.value)}
+        </span>
+      ))}
+    </p>
   );
 }
 

@@ -165,6 +165,9 @@ pub struct Knobs {
     pub proto_write_fwdbwd: bool,
     /// Return `sample_sequence_ids` on `asample` submissions.
     pub sample_sequence_ids: bool,
+    /// Like SkyRL: every sampler of a model samples with the weights last saved for a
+    /// sampler, whichever path it was created from.
+    pub samplers_follow_latest: bool,
 }
 
 impl Default for Knobs {
@@ -176,6 +179,7 @@ impl Default for Knobs {
             proto_results: true,
             proto_write_fwdbwd: false,
             sample_sequence_ids: true,
+            samplers_follow_latest: false,
         }
     }
 }
@@ -223,6 +227,8 @@ struct Inner {
     sessions: HashMap<String, bool>,
     models: BTreeMap<String, Model>,
     samplers: HashMap<String, Weights>,
+    /// Sampling session → the model whose weights it samples (base-model samplers: none).
+    sampler_model: HashMap<String, String>,
     /// `tinker://…` path → saved state (weights + optimizer).
     saved: BTreeMap<String, Weights>,
     futures: HashMap<String, FutureEntry>,
@@ -646,11 +652,30 @@ fn route(
                 )
             })?;
             if let Some(w) = snapshot {
+                if g.knobs.samplers_follow_latest {
+                    let model = r.model_id.clone();
+                    let following: Vec<String> = g
+                        .sampler_model
+                        .iter()
+                        .filter(|(_, m)| **m == model)
+                        .map(|(s, _)| s.clone())
+                        .collect();
+                    for s in following {
+                        g.samplers.insert(s, w.clone());
+                    }
+                    let prefix = format!("tinker://{model}/sampler_weights/");
+                    for (p, saved) in g.saved.iter_mut() {
+                        if p.starts_with(&prefix) {
+                            *saved = w.clone();
+                        }
+                    }
+                }
                 match (path, sid) {
                     (Some(p), _) => {
                         g.saved.insert(p, w);
                     }
                     (_, Some(s)) => {
+                        g.sampler_model.insert(s.clone(), r.model_id.clone());
                         g.samplers.insert(s, w);
                     }
                     _ => {}
@@ -688,6 +713,15 @@ fn route(
                 (None, None) => return Err(detail(422, "model_path or base_model required")),
             };
             let sid = format!("sampling_{}", g.id());
+            if let Some(model) = r
+                .model_path
+                .as_deref()
+                .and_then(|p| p.strip_prefix("tinker://"))
+                .and_then(|p| p.split_once("/sampler_weights/"))
+                .map(|(model, _)| model.to_owned())
+            {
+                g.sampler_model.insert(sid.clone(), model);
+            }
             g.samplers.insert(sid.clone(), w);
             Ok(json_resp(
                 200,

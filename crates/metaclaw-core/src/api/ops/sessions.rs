@@ -85,6 +85,19 @@ pub struct TurnSummary {
     pub injected: Vec<InjectedSkill>,
     pub feedback: Option<TurnFeedback>,
     pub skill_generation: Option<u64>,
+    /// The RL reward the turn got (RL mode), with the parts it is the sum of.
+    #[serde(default)]
+    pub reward: Option<TurnRewardView>,
+}
+
+/// A turn's reward: the judge or the thumbs, plus the implicit parts of live use (each
+/// signal × its weight in the settings). Rollout turns have their verifier's score and no
+/// parts.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct TurnRewardView {
+    pub value: f64,
+    pub source: metaclaw_store::RewardSource,
+    pub parts: Vec<metaclaw_store::RewardPart>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -117,6 +130,7 @@ impl Operation for GetSession {
             .session(&id)?
             .ok_or_else(|| ApiError::not_found(format!("no session `{id}`")))?;
         let feedback = store.feedback_in_session(&id)?;
+        let mut parts = store.reward_parts_in_session(&id)?;
         // Only the conversation is shown: system prompts and tool lists stay blob refs.
         let turns = store
             .turns_in_session_unexpanded(
@@ -125,8 +139,17 @@ impl Operation for GetSession {
                 q.offset.unwrap_or(0),
             )?
             .into_iter()
-            .map(|t| summary(t, &feedback))
-            .collect();
+            .map(|t| {
+                let reward = store.turn_reward(&t.id)?.map(|r| TurnRewardView {
+                    value: r.reward,
+                    source: r.source,
+                    parts: parts.remove(&t.id).unwrap_or_default(),
+                });
+                let mut s = summary(t, &feedback);
+                s.reward = reward;
+                Ok(s)
+            })
+            .collect::<Result<Vec<_>, metaclaw_store::StoreError>>()?;
         Ok(SessionDetail { session, turns })
     }
 }
@@ -175,6 +198,7 @@ fn summary(t: TurnRow, feedback: &HashMap<String, metaclaw_store::Feedback>) -> 
         injected,
         feedback,
         skill_generation: t.skill_generation,
+        reward: None,
     }
 }
 
