@@ -330,16 +330,7 @@ fn restore_file(
         if let (Some(spec), Some(wired)) = (spec, state.read_wired(&entry.id)?) {
             remove_agent_copies(spec, entry, &wired)?;
         }
-        return Ok(match &original {
-            Some(bytes) => {
-                write_atomic(&entry.path, bytes, true)?;
-                RestoreOutcome::Restored
-            }
-            None => {
-                delete_created(entry)?;
-                RestoreOutcome::Deleted
-            }
-        });
+        return put_back(entry, original.as_deref());
     }
     if original.is_none() && spec.is_some_and(|s| s.owned) {
         // MetaClaw's own file; the claw may have rewritten it (e.g. to
@@ -364,16 +355,7 @@ fn restore_file(
         match merge(&sides, &ours, &spec.agent_keys) {
             Merge::Original => {
                 remove_agent_copies(spec, entry, &wired)?;
-                return Ok(match &original {
-                    Some(bytes) => {
-                        write_atomic(&entry.path, bytes, true)?;
-                        RestoreOutcome::Restored
-                    }
-                    None => {
-                        delete_created(entry)?;
-                        RestoreOutcome::Deleted
-                    }
-                });
+                return put_back(entry, original.as_deref());
             }
             Merge::Merged { bytes, kept } => {
                 write_atomic(&entry.path, &bytes, true)?;
@@ -408,6 +390,21 @@ fn remove_agent_copies(spec: &FileSpec, entry: &FileState, wired: &[u8]) -> Resu
         }
     }
     Ok(())
+}
+
+/// Puts the file back as it was before MetaClaw wired it: its original bytes, or no file
+/// when MetaClaw created it.
+fn put_back(entry: &FileState, original: Option<&[u8]>) -> Result<RestoreOutcome, ClawError> {
+    Ok(match original {
+        Some(bytes) => {
+            write_atomic(&entry.path, bytes, true)?;
+            RestoreOutcome::Restored
+        }
+        None => {
+            delete_created(entry)?;
+            RestoreOutcome::Deleted
+        }
+    })
 }
 
 fn delete_created(entry: &FileState) -> Result<(), ClawError> {

@@ -5,6 +5,7 @@ mod cli;
 mod config_cmd;
 mod connection;
 mod daemon;
+mod job;
 mod output;
 mod scheduler_cmd;
 mod seed;

@@ -8,14 +8,13 @@ use std::time::Duration;
 use anyhow::Result;
 use metaclaw_config::Home;
 use metaclaw_core::api::NoInput;
-use metaclaw_core::api::ops::tasks::{
-    GetJob, ListAdapters, RollbackAdapter, StartEval, StartRollout,
-};
+use metaclaw_core::api::ops::tasks::{ListAdapters, RollbackAdapter, StartEval, StartRollout};
 use metaclaw_core::rollout::{CurvePoint, EvalReport, EvalRequest, JobStatus, RolloutRequest};
 
 use crate::cli::{EvalArgs, RolloutArgs};
 use crate::connection::Core;
-use crate::output::{progress_bar, say, say_above, warn};
+use crate::job;
+use crate::output::{say, warn};
 
 /// The daemon runs the tasks, with its own working folder: hand it an absolute path.
 fn absolute(dir: Option<&Path>) -> Result<Option<String>> {
@@ -42,10 +41,8 @@ pub fn rollout(home: &Home, args: RolloutArgs) -> Result<()> {
         allow_commands: args.allow_commands.then_some(true),
     };
     core.call::<StartRollout>((), req)?;
-    let done = follow(&core, false)?;
-    if let Some(e) = &done.error {
-        anyhow::bail!("the rollout failed: {e}");
-    }
+    let mut news = News::default();
+    let done = job::follow(&core, "rollout", false, |s| news.lines(s))?;
     if done.curve.is_empty() {
         say("Rollout done: the episodes are rewarded and the trainer takes them from here.");
     }
@@ -57,65 +54,48 @@ pub fn eval(home: &Home, args: EvalArgs) -> Result<()> {
     let req = EvalRequest {
         dir: absolute(args.dir.as_deref())?,
         split: args.split,
-        arms: args
-            .arms
-            .split(',')
-            .map(str::trim)
-            .filter(|a| !a.is_empty())
-            .map(str::to_owned)
-            .collect(),
+        arms: job::arms(&args.arms),
         concurrency: args.concurrency,
         max_steps: args.max_steps,
     };
     core.call::<StartEval>((), req)?;
-    let done = follow(&core, args.json)?;
-    if let Some(e) = &done.error {
-        anyhow::bail!("the evaluation failed: {e}");
-    }
-    let Some(report) = done.report else {
-        anyhow::bail!("the evaluation ended without a report");
-    };
-    if args.json {
-        say(&serde_json::to_string_pretty(&report)?);
-    } else {
-        say(&describe_report(&report));
-    }
-    Ok(())
+    let mut news = News::default();
+    let done = job::follow(&core, "evaluation", args.json, |s| news.lines(s))?;
+    job::print_report(
+        done.report,
+        "the evaluation ended without a report",
+        args.json,
+        describe_report,
+    )
 }
 
-/// Follows the job until it ends, printing curve points as they come.
-fn follow(core: &Core, quiet: bool) -> Result<JobStatus> {
-    let bar = progress_bar();
-    if quiet {
-        bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
-    }
-    let mut shown_points = 0;
-    let mut shown_notes = false;
-    loop {
-        let s = core.call::<GetJob>((), NoInput {})?;
-        if !shown_notes && (!s.problems.is_empty() || !s.warnings.is_empty()) {
+/// The lines a rollout or evaluation shows as it runs: skipped tasks and warnings once
+/// (as soon as there are any), then each new curve point.
+#[derive(Default)]
+struct News {
+    shown_notes: bool,
+    shown_points: usize,
+}
+
+impl News {
+    fn lines(&mut self, s: &JobStatus) -> Vec<String> {
+        if !self.shown_notes && (!s.problems.is_empty() || !s.warnings.is_empty()) {
             for p in &s.problems {
                 warn(&format!("task {p}: skipped"));
             }
             for w in &s.warnings {
                 warn(w);
             }
-            shown_notes = true;
+            self.shown_notes = true;
         }
-        bar.set_length(s.episodes_total);
-        bar.set_position(s.episodes_done);
-        bar.set_message(s.phase.clone());
-        for p in &s.curve[shown_points..] {
-            if !quiet {
-                say_above(&bar, &describe_point(p));
-            }
-        }
-        shown_points = s.curve.len();
-        if !s.running {
-            bar.finish_and_clear();
-            return Ok(s);
-        }
-        std::thread::sleep(Duration::from_millis(250));
+        let lines = s
+            .curve
+            .iter()
+            .skip(self.shown_points)
+            .map(describe_point)
+            .collect();
+        self.shown_points = s.curve.len();
+        lines
     }
 }
 

@@ -19,6 +19,27 @@ pub struct Assembled {
     pub stream_error: Option<String>,
 }
 
+impl Assembled {
+    /// A response that was not streamed: no stream error can hide inside it.
+    fn whole(response: Option<Value>, usage: Usage) -> Assembled {
+        Assembled {
+            response,
+            usage,
+            stream_error: None,
+        }
+    }
+}
+
+/// The (event, data) pairs of a captured server-sent event stream; malformed events are
+/// passed over.
+async fn sse_events(bytes: Bytes) -> Vec<(String, String)> {
+    futures_util::stream::iter([Ok::<_, Infallible>(bytes)])
+        .eventsource()
+        .filter_map(|e| async move { e.ok().map(|e| (e.event, e.data)) })
+        .collect()
+        .await
+}
+
 pub async fn assemble(dialect: Dialect, stream: bool, bytes: Bytes) -> Assembled {
     if !stream {
         let response = serde_json::from_slice::<Value>(&bytes).ok();
@@ -26,17 +47,9 @@ pub async fn assemble(dialect: Dialect, stream: bool, bytes: Bytes) -> Assembled
             .as_ref()
             .map(|r| usage_of(dialect, r))
             .unwrap_or_default();
-        return Assembled {
-            response,
-            usage,
-            stream_error: None,
-        };
+        return Assembled::whole(response, usage);
     }
-    let events: Vec<(String, String)> = futures_util::stream::iter([Ok::<_, Infallible>(bytes)])
-        .eventsource()
-        .filter_map(|e| async move { e.ok().map(|e| (e.event, e.data)) })
-        .collect()
-        .await;
+    let events = sse_events(bytes).await;
     match dialect {
         Dialect::OpenAi => assemble_openai(&events),
         Dialect::Anthropic => assemble_anthropic(&events),
@@ -48,17 +61,9 @@ pub async fn assemble_responses(stream: bool, bytes: Bytes) -> Assembled {
     if !stream {
         let response = serde_json::from_slice::<Value>(&bytes).ok();
         let usage = response.as_ref().map(responses_usage).unwrap_or_default();
-        return Assembled {
-            response,
-            usage,
-            stream_error: None,
-        };
+        return Assembled::whole(response, usage);
     }
-    let events: Vec<(String, String)> = futures_util::stream::iter([Ok::<_, Infallible>(bytes)])
-        .eventsource()
-        .filter_map(|e| async move { e.ok().map(|e| (e.event, e.data)) })
-        .collect()
-        .await;
+    let events = sse_events(bytes).await;
     let mut base: Option<Value> = None;
     let mut items: BTreeMap<u64, Value> = BTreeMap::new();
     let mut last: Option<Value> = None;

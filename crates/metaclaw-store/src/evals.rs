@@ -3,7 +3,7 @@
 //! `adapter_versions` (every trained adapter, its gate figure and whether it serves).
 
 use chrono::{DateTime, Utc};
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{Connection, OptionalExtension, Params, Row, params};
 use serde::{Deserialize, Serialize};
 
 use crate::enums::{parse_text, text_enum};
@@ -95,35 +95,27 @@ pub(crate) fn add_bench_round(conn: &Connection, run_id: i64, r: &BenchRound) ->
 
 /// Closes a bench arm's run with the totals of its rounds.
 pub(crate) fn finish_bench_run(conn: &Connection, run_id: i64, at: &str) -> Result<()> {
-    conn.prepare_cached(
-        "UPDATE eval_runs SET finished_at = ?2,
-             successes = (SELECT count(*) FROM bench_rounds WHERE run_id = ?1 AND passed = 1),
-             trials = (SELECT count(*) FROM bench_rounds WHERE run_id = ?1),
-             mean_score = (SELECT avg(score) FROM bench_rounds WHERE run_id = ?1)
-         WHERE id = ?1",
-    )?
-    .execute(params![run_id, at])?;
-    Ok(())
+    close_run(conn, run_id, at, "bench_rounds")
 }
 
 pub(crate) fn bench_rounds(conn: &Connection, run_id: i64) -> Result<Vec<BenchRound>> {
-    Ok(conn
-        .prepare_cached(
-            "SELECT day, round, kind, session_id, passed, score, detail FROM bench_rounds
-             WHERE run_id = ?1 ORDER BY day, round",
-        )?
-        .query_map([run_id], |r| {
+    read(
+        conn,
+        "SELECT day, round, kind, session_id, passed, score, detail FROM bench_rounds
+         WHERE run_id = ?1 ORDER BY day, round",
+        [run_id],
+        |(day, round, kind, session_id, passed, score, detail)| {
             Ok(BenchRound {
-                day: r.get(0)?,
-                round: r.get(1)?,
-                kind: r.get(2)?,
-                session_id: r.get(3)?,
-                passed: r.get(4)?,
-                score: r.get(5)?,
-                detail: r.get(6)?,
+                day,
+                round,
+                kind,
+                session_id,
+                passed,
+                score,
+                detail,
             })
-        })?
-        .collect::<rusqlite::Result<_>>()?)
+        },
+    )
 }
 
 /// A trained adapter.
@@ -194,13 +186,19 @@ pub(crate) fn add_outcome(conn: &Connection, run_id: i64, o: &EvalOutcome) -> Re
 
 /// Closes a run with the totals of its outcomes.
 pub(crate) fn finish_run(conn: &Connection, run_id: i64, at: &str) -> Result<()> {
-    conn.prepare_cached(
+    close_run(conn, run_id, at, "eval_outcomes")
+}
+
+/// Sets a run's end time and its totals, counted from its graded rows in `graded` (a
+/// table with `run_id`, `passed` and `score`; always one of ours, never input).
+fn close_run(conn: &Connection, run_id: i64, at: &str, graded: &'static str) -> Result<()> {
+    conn.prepare_cached(&format!(
         "UPDATE eval_runs SET finished_at = ?2,
-             successes = (SELECT count(*) FROM eval_outcomes WHERE run_id = ?1 AND passed = 1),
-             trials = (SELECT count(*) FROM eval_outcomes WHERE run_id = ?1),
-             mean_score = (SELECT avg(score) FROM eval_outcomes WHERE run_id = ?1)
-         WHERE id = ?1",
-    )?
+             successes = (SELECT count(*) FROM {graded} WHERE run_id = ?1 AND passed = 1),
+             trials = (SELECT count(*) FROM {graded} WHERE run_id = ?1),
+             mean_score = (SELECT avg(score) FROM {graded} WHERE run_id = ?1)
+         WHERE id = ?1"
+    ))?
     .execute(params![run_id, at])?;
     Ok(())
 }
@@ -243,46 +241,33 @@ const RUN_COLUMNS: &str = "id, started_at, finished_at, task_dir, split, purpose
 
 /// The last `limit` runs, oldest first.
 pub(crate) fn runs(conn: &Connection, limit: usize) -> Result<Vec<EvalRun>> {
-    let raw: Vec<RawRun> = conn
-        .prepare_cached(&format!(
+    read(
+        conn,
+        &format!(
             "SELECT {RUN_COLUMNS} FROM (SELECT * FROM eval_runs ORDER BY id DESC LIMIT ?1) ORDER BY id"
-        ))?
-        .query_map([to_i64(limit as u64)], |r| {
-            Ok((
-                r.get(0)?,
-                r.get(1)?,
-                r.get(2)?,
-                r.get(3)?,
-                r.get(4)?,
-                r.get(5)?,
-                r.get(6)?,
-                r.get(7)?,
-                r.get(8)?,
-                r.get(9)?,
-                r.get(10)?,
-            ))
-        })?
-        .collect::<rusqlite::Result<_>>()?;
-    raw.into_iter().map(run_from).collect()
+        ),
+        [to_i64(limit as u64)],
+        run_from,
+    )
 }
 
 pub(crate) fn outcomes(conn: &Connection, run_id: i64) -> Result<Vec<EvalOutcome>> {
-    Ok(conn
-        .prepare_cached(
-            "SELECT task_id, session_id, passed, score, answer, detail FROM eval_outcomes
-             WHERE run_id = ?1 ORDER BY task_id, session_id",
-        )?
-        .query_map([run_id], |r| {
+    read(
+        conn,
+        "SELECT task_id, session_id, passed, score, answer, detail FROM eval_outcomes
+         WHERE run_id = ?1 ORDER BY task_id, session_id",
+        [run_id],
+        |(task_id, session_id, passed, score, answer, detail)| {
             Ok(EvalOutcome {
-                task_id: r.get(0)?,
-                session_id: r.get(1)?,
-                passed: r.get(2)?,
-                score: r.get(3)?,
-                answer: r.get(4)?,
-                detail: r.get(5)?,
+                task_id,
+                session_id,
+                passed,
+                score,
+                answer,
+                detail,
             })
-        })?
-        .collect::<rusqlite::Result<_>>()?)
+        },
+    )
 }
 
 pub(crate) fn upsert_adapter(conn: &Connection, v: &AdapterVersion) -> Result<()> {
@@ -331,26 +316,12 @@ type RawAdapter = (
 
 /// Every version, oldest first.
 pub(crate) fn adapters(conn: &Connection) -> Result<Vec<AdapterVersion>> {
-    let raw: Vec<RawAdapter> = conn
-        .prepare_cached(
-            "SELECT step, created_at, sampler_path, state_path, status, eval_success, eval_trials, reason
-             FROM adapter_versions ORDER BY step",
-        )?
-        .query_map([], |r| {
-            Ok((
-                r.get(0)?,
-                r.get(1)?,
-                r.get(2)?,
-                r.get(3)?,
-                r.get(4)?,
-                r.get(5)?,
-                r.get(6)?,
-                r.get(7)?,
-            ))
-        })?
-        .collect::<rusqlite::Result<_>>()?;
-    raw.into_iter()
-        .map(|r| {
+    read(
+        conn,
+        "SELECT step, created_at, sampler_path, state_path, status, eval_success, eval_trials, reason
+         FROM adapter_versions ORDER BY step",
+        [],
+        |r: RawAdapter| {
             Ok(AdapterVersion {
                 step: to_u64(r.0),
                 created_at: timestamp::parse("adapter_versions.created_at", &r.1)?,
@@ -361,6 +332,25 @@ pub(crate) fn adapters(conn: &Connection) -> Result<Vec<AdapterVersion>> {
                 eval_trials: r.6.map(to_u64),
                 reason: r.7,
             })
-        })
-        .collect()
+        },
+    )
+}
+
+/// Every row `sql` gives, read as the tuple `R` of its columns, then made into `T` by
+/// `from`: apart so that a stored value that does not parse (a timestamp, an enum's text) is
+/// the store's own error rather than SQLite's.
+fn read<R, T>(
+    conn: &Connection,
+    sql: &str,
+    params: impl Params,
+    from: impl FnMut(R) -> Result<T>,
+) -> Result<Vec<T>>
+where
+    R: for<'a> TryFrom<&'a Row<'a>, Error = rusqlite::Error>,
+{
+    let raw: Vec<R> = conn
+        .prepare_cached(sql)?
+        .query_map(params, |r| R::try_from(r))?
+        .collect::<rusqlite::Result<_>>()?;
+    raw.into_iter().map(from).collect()
 }

@@ -25,6 +25,14 @@ pub enum Verifier {
     Check(String),
 }
 
+/// A JSON list's strings; anything else in it is an empty string, which `letters` refuses.
+fn texts(items: &[Value]) -> Vec<String> {
+    items
+        .iter()
+        .map(|v| v.as_str().unwrap_or_default().to_owned())
+        .collect()
+}
+
 #[derive(Debug, Clone)]
 pub struct Choices {
     /// The option letters the task offers.
@@ -48,12 +56,7 @@ impl Choices {
         };
         let options = match options {
             Value::Object(map) => letters(map.keys().cloned().collect())?,
-            Value::Array(items) => letters(
-                items
-                    .iter()
-                    .map(|v| v.as_str().unwrap_or_default().to_owned())
-                    .collect(),
-            )?,
+            Value::Array(items) => letters(texts(items))?,
             _ => {
                 return Err(
                     "`choices` must be an object of letter: text, or a list of letters".into(),
@@ -62,12 +65,7 @@ impl Choices {
         };
         let correct = match correct {
             Value::String(s) => letters(s.split(',').map(str::to_owned).collect())?,
-            Value::Array(items) => letters(
-                items
-                    .iter()
-                    .map(|v| v.as_str().unwrap_or_default().to_owned())
-                    .collect(),
-            )?,
+            Value::Array(items) => letters(texts(items))?,
             _ => return Err("`correct` must be a letter list or \"A,C\"".into()),
         };
         if options.is_empty() || correct.is_empty() {

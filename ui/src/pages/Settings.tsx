@@ -1,12 +1,12 @@
 import { useEffect, useState } from "preact/hooks";
 import { useStatus } from "../App";
-import { ApiError, api, errorMessage, type ConfigChange, type ConfigPatch, type ConnectionTest, type LlmConfig, type Mode, type Status } from "../lib/api";
+import { ApiError, api, errorMessage, type ConfigChange, type ConfigPatch, type LlmConfig, type Mode, type Status } from "../lib/api";
 import { useResource } from "../lib/resource";
 import { Card, ErrorBox, Kbd, Loading, Notice, PageHeader, Switch } from "../components/ui";
 import { toast } from "../components/toast";
 import { href } from "../lib/router";
 import { ONBOARDING_PAGE } from "./Onboarding";
-import { type FieldErrors, SettingsGroups } from "./SettingsCatalogue";
+import { ConnectionTestControls, type FieldErrors, SettingsGroups } from "./SettingsCatalogue";
 import { DataPanel } from "./SettingsData";
 
 const MODES: { v: Mode; label: string; desc: string }[] = [
@@ -262,39 +262,14 @@ function ConnectionTests() {
     { v: "evolver", label: "Skill evolver" },
     { v: "embedding", label: "Embeddings" },
   ];
-  const [results, setResults] = useState<Record<string, ConnectionTest | { error: string } | "busy">>({});
-  const run = async (t: "llm" | "evolver" | "embedding") => {
-    setResults((r) => ({ ...r, [t]: "busy" }));
-    try {
-      const res = await api.testConnection(t);
-      setResults((r) => ({ ...r, [t]: res }));
-    } catch (e) {
-      setResults((r) => ({ ...r, [t]: { error: errorMessage(e) } }));
-    }
-  };
   return (
     <div data-testid="settings-tests">
       <ul class="tests">
-        {targets.map((t) => {
-          const r = results[t.v];
-          return (
-            <li key={t.v}>
-              <button type="button" class="btn" onClick={() => void run(t.v)} disabled={r === "busy"} data-testid={`test-${t.v}`}>
-                {r === "busy" ? "Testing…" : `Test ${t.label}`}
-              </button>
-              <span class="test-result" aria-live="polite" data-testid={`test-result-${t.v}`}>
-                {r && r !== "busy" && "error" in r && <span class="text-error">{r.error}</span>}
-                {r && r !== "busy" && "ok" in r && (
-                  <span class={r.ok ? "text-ok" : "text-error"}>
-                    {r.ok ? "✓ OK" : "✗ Failed"}
-                    {r.latency_ms != null ? ` · ${Math.round(r.latency_ms)} ms` : ""}
-                    {r.detail ? ` · ${r.detail}` : ""}
-                  </span>
-                )}
-              </span>
-            </li>
-          );
-        })}
+        {targets.map((t) => (
+          <li key={t.v}>
+            <ConnectionTestControls target={t.v} label={t.label} />
+          </li>
+        ))}
       </ul>
     </div>
   );

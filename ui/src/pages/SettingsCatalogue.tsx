@@ -181,7 +181,18 @@ function TinkerTest() {
   );
 }
 
-export function EndpointTest(props: { target: "llm" | "evolver" | "embedding" | "judge" | "teacher"; label: string }) {
+export function EndpointTest(props: { target: EndpointTarget; label: string }) {
+  return (
+    <div class="tests">
+      <ConnectionTestControls target={props.target} label={props.label} />
+    </div>
+  );
+}
+
+type EndpointTarget = "llm" | "evolver" | "embedding" | "judge" | "teacher";
+
+/** A "Test …" button for one endpoint and the result it got, for a list of tests or on its own. */
+export function ConnectionTestControls(props: { target: EndpointTarget; label: string }) {
   const [r, setR] = useState<ConnectionTest | { error: string } | "busy" | null>(null);
   const run = async () => {
     setR("busy");
@@ -192,7 +203,7 @@ export function EndpointTest(props: { target: "llm" | "evolver" | "embedding" | 
     }
   };
   return (
-    <div class="tests">
+    <>
       <button type="button" class="btn" onClick={() => void run()} disabled={r === "busy"} data-testid={`test-${props.target}`}>
         {r === "busy" ? "Testing…" : `Test ${props.label}`}
       </button>
@@ -206,6 +217,6 @@ export function EndpointTest(props: { target: "llm" | "evolver" | "embedding" | 
           </span>
         )}
       </span>
-    </div>
+    </>
   );
 }

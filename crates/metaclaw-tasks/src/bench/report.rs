@@ -127,6 +127,24 @@ fn pct(x: f64) -> String {
     format!("{:.1}", x * 100.0)
 }
 
+/// One column's cell: the figure in percent, its 95 % interval and the counts it rests on.
+fn cell(figure: f64, low: f64, high: f64, counts: String) -> String {
+    format!("{} [{}–{}] ({counts})", pct(figure), pct(low), pct(high))
+}
+
+fn mean_cell(m: &MeanScore) -> String {
+    cell(m.mean, m.low, m.high, format!("{:.2}/{}", m.total, m.n))
+}
+
+fn rate_cell(r: &SuccessRate) -> String {
+    cell(
+        r.rate,
+        r.low,
+        r.high,
+        format!("{}/{}", r.successes, r.trials),
+    )
+}
+
 /// The table as text: one row per arm, figures in percent with their 95 % interval and
 /// counts underneath.
 pub fn render(arms: &[ArmTable]) -> String {
@@ -153,38 +171,10 @@ pub fn render(arms: &[ArmTable]) -> String {
         }
         rows.push([
             a.arm.clone(),
-            format!(
-                "{} [{}–{}] ({:.2}/{})",
-                pct(a.accuracy.mean),
-                pct(a.accuracy.low),
-                pct(a.accuracy.high),
-                a.accuracy.total,
-                a.accuracy.n
-            ),
-            format!(
-                "{} [{}–{}] ({}/{})",
-                pct(a.file_check.rate),
-                pct(a.file_check.low),
-                pct(a.file_check.high),
-                a.file_check.successes,
-                a.file_check.trials
-            ),
-            format!(
-                "{} [{}–{}] ({:.2}/{})",
-                pct(a.multi_choice.mean),
-                pct(a.multi_choice.low),
-                pct(a.multi_choice.high),
-                a.multi_choice.total,
-                a.multi_choice.n
-            ),
-            format!(
-                "{} [{}–{}] ({}/{})",
-                pct(a.multi_choice_exact.rate),
-                pct(a.multi_choice_exact.low),
-                pct(a.multi_choice_exact.high),
-                a.multi_choice_exact.successes,
-                a.multi_choice_exact.trials
-            ),
+            mean_cell(&a.accuracy),
+            rate_cell(&a.file_check),
+            mean_cell(&a.multi_choice),
+            rate_cell(&a.multi_choice_exact),
         ]);
         let mut extra = Vec::new();
         if a.format_errors > 0 {
@@ -258,8 +248,10 @@ mod tests {
         assert_eq!(t.multi_choice_exact.successes, 1);
         assert_eq!(t.days[0].accuracy.n, 4);
         let text = render(&[t, ArmTable::not_run("skills-rl", "RL is off".into())]);
-        assert!(text.contains("62.5 ["), "{text}");
-        assert!(text.contains("(1/2)"), "{text}");
+        // Each column: the figure, its 95 % interval and its counts (a score total to 2 places).
+        assert!(text.contains("62.5 [21.9–90.8] (2.50/4)"), "{text}");
+        assert!(text.contains("50.0 [9.5–90.5] (1/2)"), "{text}");
+        assert!(text.contains("75.0 [19.8–97.3] (1.50/2)"), "{text}");
         assert!(text.contains("skills-rl: not run: RL is off"), "{text}");
     }
 }
