@@ -14,6 +14,7 @@ mod index;
 mod library;
 mod lint;
 pub mod query;
+mod request_words;
 mod retrieve;
 mod skill;
 mod template;
