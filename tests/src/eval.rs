@@ -11,7 +11,6 @@ use metaclaw_skills::{
 };
 use serde_json::Value;
 
-#[derive(Clone)]
 pub struct Case {
     pub id: String,
     pub messages: Vec<Value>,

@@ -2,10 +2,9 @@
 //! in-memory inverted index. Scoring touches only the postings of the query's terms, so a
 //! query costs the same whatever the size of the bank, apart from the matches themselves.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use crate::analyzer::{Analyzer, Variants};
-use crate::request_words;
 use crate::skill::Skill;
 
 const K1: f32 = 1.2;
@@ -23,17 +22,12 @@ pub struct Hit {
     /// Share of the query's specificity (the idf of its words) that this document matches:
     /// small talk matches a generic word or two of a skill, a request most of its words.
     pub coverage: f32,
-    /// The part of `score` from query words that are not everyday request words
-    /// (`request_words`): zero when only "explain", "message", "last week"… matched.
-    pub content: f32,
 }
 
 pub struct Index {
     analyzer: Analyzer,
     /// term → (document, weighted and length-normalized term frequency).
     postings: HashMap<String, Vec<(u32, f32)>>,
-    /// Terms of everyday request words, which never make a match on their own.
-    request_terms: HashSet<String>,
     docs: usize,
 }
 
@@ -90,7 +84,6 @@ impl Index {
             }
         }
         Index {
-            request_terms: request_words::terms(&analyzer),
             analyzer,
             postings,
             docs: fields.len(),
@@ -131,9 +124,7 @@ impl Index {
         let idf = |df: f32| (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
         let mut scores = vec![0f32; self.docs];
         let mut matched = vec![0f32; self.docs];
-        let mut content = vec![0f32; self.docs];
-        // Per document, the word's best variant: score, idf, and whether it is a request word.
-        let mut best = vec![(0f32, 0f32, false); self.docs];
+        let mut best = vec![(0f32, 0f32); self.docs];
         let mut stamp = vec![u32::MAX; self.docs];
         let mut touched: Vec<u32> = Vec::new();
         let mut in_word: Vec<u32> = Vec::new();
@@ -149,18 +140,15 @@ impl Index {
                 };
                 let term_idf = idf(list.len() as f32);
                 word_idf = word_idf.min(term_idf);
-                // A number ("90", "2024") says nothing about which skill fits.
-                let generic = self.request_terms.contains(term.as_str())
-                    || term.bytes().all(|b| b.is_ascii_digit());
                 for &(doc, tf) in list {
                     let d = doc as usize;
                     let s = term_idf * tf * (K1 + 1.0) / (K1 + tf);
                     if stamp[d] != w {
                         stamp[d] = w;
-                        best[d] = (s, term_idf, generic);
+                        best[d] = (s, term_idf);
                         in_word.push(doc);
                     } else if s > best[d].0 {
-                        best[d] = (s, term_idf, generic);
+                        best[d] = (s, term_idf);
                     }
                 }
             }
@@ -172,9 +160,6 @@ impl Index {
                 }
                 scores[d] += best[d].0;
                 matched[d] += best[d].1;
-                if !best[d].2 {
-                    content[d] += best[d].0;
-                }
             }
         }
         let mut out: Vec<Hit> = touched
@@ -183,7 +168,6 @@ impl Index {
                 doc: d as usize,
                 score: scores[d as usize],
                 coverage: (matched[d as usize] / query_weight.max(f32::EPSILON)).min(1.0),
-                content: content[d as usize],
             })
             .collect();
         let order = |a: &Hit, b: &Hit| b.score.total_cmp(&a.score).then(a.doc.cmp(&b.doc));
@@ -272,26 +256,6 @@ mod tests {
                 "{query} matched without triggers"
             );
         }
-    }
-
-    #[test]
-    fn content_score_leaves_out_request_words_and_numbers() {
-        let skills = [
-            skill(
-                "write-clear-emails",
-                "Use when you write a message or email to a client",
-                "Subject first.",
-            ),
-            skill("other-thing", "Use when cooking", "Boil water."),
-        ]
-        .map(std::sync::Arc::new);
-        let index = Index::build(&skills);
-        let generic = index.hits("please write me a message, 90 words", 5);
-        assert_eq!(generic[0].doc, 0);
-        assert!(generic[0].score > 0.0);
-        assert_eq!(generic[0].content, 0.0, "{generic:?}");
-        let specific = index.hits("write a message to the client", 5);
-        assert!(specific[0].content > 0.0 && specific[0].content < specific[0].score);
     }
 
     #[test]

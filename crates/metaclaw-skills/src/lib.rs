@@ -14,7 +14,6 @@ mod index;
 mod library;
 mod lint;
 pub mod query;
-mod request_words;
 mod retrieve;
 mod skill;
 mod template;

@@ -7,7 +7,6 @@
 //! - `--modes` adds template mode and embedding mode, which runs against the mock upstream's
 //!   fake `/v1/embeddings` (hash vectors): it checks the mechanics, not semantic quality;
 //! - `--sweep` varies the thresholds **on the tuning part only**;
-//! - `--content-sweep` varies the request-word floor on two halves of the tuning part;
 //! - `--misses` lists the misses of the tuning part;
 //! - `--query TEXT` lists the best skills for one request with score, coverage and terms;
 //! - `--tune-only` reports nothing about the held-out parts (for working on retrieval).
@@ -269,65 +268,12 @@ async fn main() -> Result<()> {
         println!("\nquery {text:?}:");
         for hit in index.hits(&text, 8) {
             println!(
-                "  {:34} score {:6.2} content {:6.2} coverage {:.2} terms {:?}",
+                "  {:34} score {:6.2} coverage {:.2} terms {:?}",
                 lib.skills()[hit.doc].name,
                 hit.score,
-                hit.content,
                 hit.coverage,
                 index.matched_terms(&text, hit.doc)
             );
-        }
-    }
-    if flag("--content-sweep") {
-        // Halves of the tuning part by line parity: choose on one, confirm on the other.
-        let halves: [(&str, Vec<Case>); 2] = [0usize, 1].map(|p| {
-            let cases: Vec<Case> = tune.iter().skip(p).step_by(2).cloned().collect();
-            (
-                if p == 0 {
-                    "tune A (even lines)"
-                } else {
-                    "tune B (odd lines)"
-                },
-                cases,
-            )
-        });
-        println!("\nrequest-word floor sweep (min_content_score / min_score):\n\n{HEADER}");
-        for (part, cases) in &halves {
-            for (min_content_score, min_score) in [
-                (0.0f32, 7.25f32),
-                (0.01, 7.25),
-                (1.0, 7.25),
-                (2.0, 7.25),
-                (2.5, 7.25),
-                (3.0, 7.25),
-                (3.5, 7.25),
-                (4.0, 7.25),
-                (3.0, 7.0),
-                (0.0, 7.5),
-                (0.0, 8.0),
-            ] {
-                let c = RetrievalConfig {
-                    min_content_score,
-                    min_score,
-                    ..cfg.clone()
-                };
-                let got = run(&lib, cases, &c, None).await?;
-                println!(
-                    "{}",
-                    row(
-                        &format!("{part} content {min_content_score} min {min_score}"),
-                        score(cases, &got)
-                    )
-                );
-                let (nc, ng) = non_english(cases, &got);
-                println!(
-                    "{}",
-                    row(
-                        &format!("{part} content {min_content_score} min {min_score}, non-English"),
-                        score_refs(&nc, &ng)
-                    )
-                );
-            }
         }
     }
     if flag("--sweep") {
