@@ -128,6 +128,13 @@ async fn main() -> Result<()> {
     );
     let tune_got = run(&lib, &tune, &cfg, None).await?;
     report("tuning part (tune.jsonl)", &tune, &tune_got);
+    // Round 3's off-topic tasks worded with everyday request words: tuning data too.
+    let request_words = dir.join("tune_request_words.jsonl");
+    if request_words.exists() {
+        let cases = load_cases(&request_words)?;
+        let got = run(&lib, &cases, &cfg, None).await?;
+        report("tuning part (tune_request_words.jsonl)", &cases, &got);
+    }
     let tune_only = flag("--tune-only");
     if !tune_only {
         let got = run(&lib, &heldout, &cfg, None).await?;
