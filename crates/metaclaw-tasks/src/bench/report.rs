@@ -193,11 +193,74 @@ pub fn render(arms: &[ArmTable]) -> String {
             notes.push(format!("{}: {}", a.arm, extra.join(", ")));
         }
     }
-    let widths: Vec<usize> = (0..5)
-        .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
+    let rows: Vec<Vec<String>> = rows.into_iter().map(Vec::from).collect();
+    let mut out = columns(&rows);
+    for n in notes {
+        out.push_str(&n);
+        out.push('\n');
+    }
+    let per_day = days_table(arms);
+    if !per_day.is_empty() {
+        out.push_str("\nper day, accuracy %:\n");
+        out.push_str(&per_day);
+    }
+    out.trim_end().to_owned()
+}
+
+/// Each day's accuracy per arm that ran (the arc of a day, when the data names one, beside
+/// it): where on the week the arms part.
+fn days_table(arms: &[ArmTable]) -> String {
+    let ran: Vec<&ArmTable> = arms.iter().filter(|a| a.not_run.is_none()).collect();
+    let mut days: Vec<(&str, Option<&str>)> = Vec::new();
+    for d in ran.iter().flat_map(|a| &a.days) {
+        if !days.iter().any(|(day, _)| *day == d.day) {
+            days.push((&d.day, d.arc.as_deref()));
+        }
+    }
+    if days.is_empty() {
+        return String::new();
+    }
+    let mut rows = vec![
+        ["day", "arc"]
+            .into_iter()
+            .map(str::to_owned)
+            .chain(ran.iter().map(|a| a.arm.clone()))
+            .collect::<Vec<_>>(),
+    ];
+    for (day, arc) in days {
+        let mut row = vec![day.to_owned(), arc.unwrap_or("-").to_owned()];
+        for a in &ran {
+            row.push(a.days.iter().find(|d| d.day == day).map_or_else(
+                || "-".to_owned(),
+                |d| {
+                    format!(
+                        "{} ({:.2}/{})",
+                        pct(d.accuracy.mean),
+                        d.accuracy.total,
+                        d.accuracy.n
+                    )
+                },
+            ));
+        }
+        rows.push(row);
+    }
+    columns(&rows)
+}
+
+/// Rows as left-aligned columns, two spaces apart.
+fn columns(rows: &[Vec<String>]) -> String {
+    let n = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..n)
+        .map(|i| {
+            rows.iter()
+                .filter_map(|r| r.get(i))
+                .map(|c| c.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
         .collect();
     let mut out = String::new();
-    for r in &rows {
+    for r in rows {
         let line: Vec<String> = r
             .iter()
             .zip(&widths)
@@ -206,11 +269,7 @@ pub fn render(arms: &[ArmTable]) -> String {
         out.push_str(line.join("  ").trim_end());
         out.push('\n');
     }
-    for n in notes {
-        out.push_str(&n);
-        out.push('\n');
-    }
-    out.trim_end().to_owned()
+    out
 }
 
 #[cfg(test)]
@@ -253,5 +312,16 @@ mod tests {
         assert!(text.contains("50.0 [9.5–90.5] (1/2)"), "{text}");
         assert!(text.contains("75.0 [19.8–97.3] (1.50/2)"), "{text}");
         assert!(text.contains("skills-rl: not run: RL is off"), "{text}");
+        // Day by day, for the arms that ran.
+        let per_day = text.split("per day, accuracy %:\n").nth(1).unwrap();
+        let lines: Vec<&str> = per_day.lines().collect();
+        assert_eq!(lines.len(), 2, "{per_day}");
+        assert!(
+            lines[0].starts_with("day") && lines[0].ends_with("skills"),
+            "{per_day}"
+        );
+        assert!(!lines[0].contains("skills-rl"), "{per_day}");
+        assert!(lines[1].starts_with("day01  A"), "{per_day}");
+        assert!(lines[1].ends_with("62.5 (2.50/4)"), "{per_day}");
     }
 }
