@@ -17,7 +17,7 @@
 // Plain W3C WebDriver over fetch: no npm dependencies. Only 127.0.0.1; every process started
 // here is stopped here.
 import { spawn, execFileSync } from "node:child_process";
-import { mkdtempSync, writeFileSync, readFileSync, existsSync, mkdirSync, readdirSync } from "node:fs";
+import { mkdtempSync, writeFileSync, readFileSync, existsSync, mkdirSync, readdirSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -422,5 +422,8 @@ try {
   stopDriver();
   for (const c of children.reverse()) c.kill("SIGTERM");
   await sleep(300);
+  // The two homes go with a passing run; a failing one keeps them to look into.
+  if (failed) console.error(`tray-e2e: homes kept: ${home} ${fresh}`);
+  else for (const h of [home, fresh]) rmSync(h, { recursive: true, force: true });
 }
 process.exit(failed ? 1 : 0);
