@@ -639,15 +639,11 @@ impl TaskRunner {
                 // Before the first turn: the verifier, not live use's signals, rewards it.
                 if !eval && let Err(e) = self.store.mark_rollout_session(&session) {
                     self.update(|s| s.episodes_done += 1);
-                    return EpisodeResult {
-                        task_id: task.id.clone(),
-                        session_id: session,
-                        answer: String::new(),
-                        steps: 0,
-                        turn_ids: Vec::new(),
-                        verdict: None,
-                        error: Some(format!("could not mark the session: {e}")),
-                    };
+                    return EpisodeResult::failed(
+                        task,
+                        &session,
+                        format!("could not mark the session: {e}"),
+                    );
                 }
                 if let Some(pin) = &arm.pin {
                     self.rl.pins().set(&session, pin.clone());

@@ -70,6 +70,27 @@ pub struct EpisodeResult {
 }
 
 impl EpisodeResult {
+    /// An episode of `task` as session `session_id` that has not run a turn yet.
+    fn start(task: &Task, session_id: &str) -> Self {
+        EpisodeResult {
+            task_id: task.id.clone(),
+            session_id: session_id.to_owned(),
+            answer: String::new(),
+            steps: 0,
+            turn_ids: Vec::new(),
+            verdict: None,
+            error: None,
+        }
+    }
+
+    /// An episode that ended with `error` before its first turn.
+    pub fn failed(task: &Task, session_id: &str, error: String) -> Self {
+        EpisodeResult {
+            error: Some(error),
+            ..Self::start(task, session_id)
+        }
+    }
+
     pub fn passed(&self) -> bool {
         self.verdict.as_ref().is_some_and(|v| v.passed)
     }
@@ -93,22 +114,11 @@ pub async fn run_episode(
     session_id: &str,
     settings: &EpisodeSettings,
 ) -> EpisodeResult {
-    let mut result = EpisodeResult {
-        task_id: task.id.clone(),
-        session_id: session_id.to_owned(),
-        answer: String::new(),
-        steps: 0,
-        turn_ids: Vec::new(),
-        verdict: None,
-        error: None,
-    };
     let scratch = match Scratch::new(task.workspace.as_deref()) {
         Ok(s) => s,
-        Err(e) => {
-            result.error = Some(e.to_string());
-            return result;
-        }
+        Err(e) => return EpisodeResult::failed(task, session_id, e.to_string()),
     };
+    let mut result = EpisodeResult::start(task, session_id);
     let mut messages = vec![json!({"role": "user", "content": task.instruction})];
     let turns = run_turns(
         agent,
