@@ -97,8 +97,18 @@ async fn main() -> Result<()> {
     let dir = fixtures_dir();
     let tune = load_cases(&dir.join("tune.jsonl"))?;
     let heldout = load_cases(&dir.join("heldout.jsonl"))?;
-    // Sets written by others from the skills' names and descriptions only, kept out of
-    // tuning: the honest figures. Reported when present.
+    // Round 3's request-word cases (tuning data), and the sets written by others from the
+    // skills' names and descriptions only, kept out of tuning: the honest figures.
+    // Reported when present.
+    let optional = |file: &str| -> Result<Option<Vec<Case>>> {
+        let path = dir.join(file);
+        Ok(if path.exists() {
+            Some(load_cases(&path)?)
+        } else {
+            None
+        })
+    };
+    let request_words = optional("tune_request_words.jsonl")?;
     let mut independent = Vec::new();
     for (file, title) in [
         (
@@ -110,9 +120,8 @@ async fn main() -> Result<()> {
             "blind held-out (heldout_blind.jsonl)",
         ),
     ] {
-        let path = dir.join(file);
-        if path.exists() {
-            independent.push((title, load_cases(&path)?));
+        if let Some(cases) = optional(file)? {
+            independent.push((title, cases));
         }
     }
     let lib = Library::load(&Sources {
@@ -128,12 +137,9 @@ async fn main() -> Result<()> {
     );
     let tune_got = run(&lib, &tune, &cfg, None).await?;
     report("tuning part (tune.jsonl)", &tune, &tune_got);
-    // Round 3's off-topic tasks worded with everyday request words: tuning data too.
-    let request_words = dir.join("tune_request_words.jsonl");
-    if request_words.exists() {
-        let cases = load_cases(&request_words)?;
-        let got = run(&lib, &cases, &cfg, None).await?;
-        report("tuning part (tune_request_words.jsonl)", &cases, &got);
+    if let Some(cases) = &request_words {
+        let got = run(&lib, cases, &cfg, None).await?;
+        report("tuning part (tune_request_words.jsonl)", cases, &got);
     }
     let tune_only = flag("--tune-only");
     if !tune_only {
