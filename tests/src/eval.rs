@@ -11,6 +11,7 @@ use metaclaw_skills::{
 };
 use serde_json::Value;
 
+#[derive(Clone)]
 pub struct Case {
     pub id: String,
     pub messages: Vec<Value>,

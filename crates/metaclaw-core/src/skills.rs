@@ -186,6 +186,7 @@ fn retrieval_config(config: &Config) -> RetrievalConfig {
         relative_threshold: s.relative_threshold as f32,
         min_similarity: s.min_similarity as f32,
         token_budget: s.token_budget as usize,
+        ..RetrievalConfig::default()
     }
 }
 

@@ -6,7 +6,7 @@
 //! - `--options` compares the analyzers and the trigger field (the choices behind the default);
 //! - `--modes` adds template mode and embedding mode, which runs against the mock upstream's
 //!   fake `/v1/embeddings` (hash vectors): it checks the mechanics, not semantic quality;
-//! - `--sweep` varies the thresholds **on the tuning part only**;
+//! - `--sweep` varies the thresholds and the companion floor **on the tuning part only**;
 //! - `--misses` lists the misses of the tuning part;
 //! - `--query TEXT` lists the best skills for one request with score, coverage and terms;
 //! - `--tune-only` reports nothing about the held-out parts (for working on retrieval).
@@ -300,6 +300,25 @@ async fn main() -> Result<()> {
                 };
                 let m = score(&tune, &run(&lib, &tune, &c, None).await?);
                 println!("{}", row(&format!("min {min_score} rel {rel}"), m));
+            }
+        }
+        // The floor for skills after the best, as a share of min_score (1.0: every injected
+        // skill needs min_score, the rule before round 4).
+        println!(
+            "\ncompanion floor sweep on the tuning part (min_score {}):\n\n{HEADER}",
+            cfg.min_score
+        );
+        let mut both = tune.clone();
+        both.extend(request_words.iter().flatten().cloned());
+        for floor in [0.0f32, 0.4, 0.6, 0.7, 0.8, 0.9, 1.0] {
+            for rel in [0.4f32, 0.5] {
+                let c = RetrievalConfig {
+                    companion_floor: floor,
+                    relative_threshold: rel,
+                    ..cfg.clone()
+                };
+                let m = score(&both, &run(&lib, &both, &c, None).await?);
+                println!("{}", row(&format!("floor {floor} rel {rel}"), m));
             }
         }
     }
