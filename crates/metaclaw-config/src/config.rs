@@ -219,7 +219,8 @@ pub struct SkillsConfig {
     pub auto_approve: bool,
     /// Also use the bank built into the binary (the user's copies win).
     pub include_bundled: bool,
-    /// BM25 score a skill needs to be injected at all (zero skills is a valid answer).
+    /// BM25 score the best skill needs for a request to get any (zero skills is a valid
+    /// answer); further skills need 90% of it.
     pub min_score: f64,
     /// …and the fraction of the best match's score it needs.
     pub relative_threshold: f64,

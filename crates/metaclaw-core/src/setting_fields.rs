@@ -305,7 +305,7 @@ const DESCRIBED: &[Described] = &[
         "skills.min_score",
         G::Skills,
         "Minimum score",
-        "Skills scoring below this are not injected.",
+        "A request whose best skill scores below this gets none; further skills need 90% of it.",
     )
     .min(0.0),
     d(

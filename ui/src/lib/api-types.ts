@@ -2969,7 +2969,8 @@ export interface components {
             include_bundled: boolean;
             /**
              * Format: double
-             * @description BM25 score a skill needs to be injected at all (zero skills is a valid answer).
+             * @description BM25 score the best skill needs for a request to get any (zero skills is a valid
+             *     answer); further skills need 90% of it.
              * @default 7.25
              */
             min_score: number;
