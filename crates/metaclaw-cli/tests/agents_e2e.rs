@@ -179,6 +179,55 @@ impl Drop for Daemon<'_> {
     }
 }
 
+/// What MetaClaw speaks to the mock upstream with.
+enum Upstream {
+    /// OpenAI chat completions, MetaClaw's own key.
+    OpenAi,
+    /// Anthropic messages, MetaClaw's own key.
+    Anthropic,
+    /// Anthropic messages with the agent's own sign-in passed through (no key of MetaClaw's).
+    AnthropicPassthrough,
+}
+
+/// A daemon started for one agent over a fresh mock upstream.
+struct Started<'a> {
+    mock: MockUpstream,
+    /// The proxy's port.
+    port: u16,
+    /// What `metaclaw start` printed.
+    said: String,
+    daemon: Daemon<'a>,
+}
+
+impl Sandbox {
+    /// Writes MetaClaw's config for `claw` over a new mock upstream and runs `metaclaw start`.
+    async fn start_over_mock(&self, claw: &str, upstream: Upstream) -> Started<'_> {
+        let mock = MockUpstream::start().await.unwrap();
+        let llm = match upstream {
+            Upstream::OpenAi => format!(
+                "  provider: custom\n  model_id: mock-model\n  api_base: {}\n  api_key: k\n",
+                mock.openai_base()
+            ),
+            Upstream::Anthropic => format!(
+                "  provider: anthropic\n  model_id: claude-mock\n  api_base: {}\n  api_key: k\n",
+                mock.anthropic_base()
+            ),
+            Upstream::AnthropicPassthrough => format!(
+                "  provider: anthropic\n  model_id: claude-mock\n  api_base: {}\n  auth_method: passthrough\n",
+                mock.anthropic_base()
+            ),
+        };
+        let port = self.write_config(&llm, claw);
+        let said = self.metaclaw(&["start"]);
+        Started {
+            mock,
+            port,
+            said,
+            daemon: Daemon(self),
+        }
+    }
+}
+
 /// What every agent test checks once the agent's turn is done: the mock answered it, the
 /// upstream saw the skill injected, and the turn was recorded with the skill under the
 /// agent's own name (wiring gave it its own proxy key).
@@ -240,16 +289,11 @@ async fn claude_code_one_turn_through_the_proxy_then_unwire() {
     let original = "{\n  \"permissions\": {\n    \"allow\": [\"Bash(ls:*)\"]\n  },\n  \"includeCoAuthoredBy\": false\n}\n";
     let settings = sandbox.write(".claude/settings.json", original);
 
-    let mock = MockUpstream::start().await.unwrap();
-    let port = sandbox.write_config(
-        &format!(
-            "  provider: anthropic\n  model_id: claude-mock\n  api_base: {}\n  api_key: k\n",
-            mock.anthropic_base()
-        ),
-        "claude-code",
-    );
-    sandbox.metaclaw(&["start"]);
-    let daemon = Daemon(&sandbox);
+    let Started {
+        mock, port, daemon, ..
+    } = sandbox
+        .start_over_mock("claude-code", Upstream::Anthropic)
+        .await;
     let wired: serde_json::Value =
         serde_json::from_slice(&std::fs::read(&settings).unwrap()).unwrap();
     assert_eq!(
@@ -312,16 +356,11 @@ async fn claude_code_subscription_sign_in_passes_through_untouched() {
             ("CLAUDE_CODE_OAUTH_TOKEN", OAUTH),
         ],
     );
-    let mock = MockUpstream::start().await.unwrap();
-    sandbox.write_config(
-        &format!(
-            "  provider: anthropic\n  model_id: claude-mock\n  api_base: {}\n  auth_method: passthrough\n",
-            mock.anthropic_base()
-        ),
-        "claude-code",
-    );
-    let said = sandbox.metaclaw(&["start"]);
-    let daemon = Daemon(&sandbox);
+    let Started {
+        mock, said, daemon, ..
+    } = sandbox
+        .start_over_mock("claude-code", Upstream::AnthropicPassthrough)
+        .await;
     assert!(
         said.contains("MetaClaw has no key of its own") || said.contains("no key of its own"),
         "{said}"
@@ -384,16 +423,9 @@ async fn codex_one_turn_through_the_proxy_then_unwire() {
     let original = "# my Codex settings\napproval_policy = \"on-request\"   # ask first\nsandbox_mode = \"workspace-write\"\n\n[history]\npersistence = \"none\"\n";
     let config = sandbox.write(".codex/config.toml", original);
 
-    let mock = MockUpstream::start().await.unwrap();
-    let port = sandbox.write_config(
-        &format!(
-            "  provider: custom\n  model_id: mock-model\n  api_base: {}\n  api_key: k\n",
-            mock.openai_base()
-        ),
-        "codex",
-    );
-    sandbox.metaclaw(&["start"]);
-    let daemon = Daemon(&sandbox);
+    let Started {
+        mock, port, daemon, ..
+    } = sandbox.start_over_mock("codex", Upstream::OpenAi).await;
     let wired = std::fs::read_to_string(&config).unwrap();
     assert!(
         wired.contains(&format!("base_url = \"http://127.0.0.1:{port}/v1\"")),
@@ -434,16 +466,9 @@ async fn qwen_code_one_turn_through_the_proxy_then_unwire() {
     let original = "{\n    \"ui\": { \"theme\": \"GitHub\" },\n    \"general\": { \"enableAutoUpdate\": false },\n    \"privacy\": { \"usageStatisticsEnabled\": false },\n    \"telemetry\": { \"enabled\": false }\n}\n";
     let settings = sandbox.write(".qwen/settings.json", original);
 
-    let mock = MockUpstream::start().await.unwrap();
-    let port = sandbox.write_config(
-        &format!(
-            "  provider: custom\n  model_id: mock-model\n  api_base: {}\n  api_key: k\n",
-            mock.openai_base()
-        ),
-        "qwen-code",
-    );
-    sandbox.metaclaw(&["start"]);
-    let daemon = Daemon(&sandbox);
+    let Started {
+        mock, port, daemon, ..
+    } = sandbox.start_over_mock("qwen-code", Upstream::OpenAi).await;
     let wired = std::fs::read_to_string(&settings).unwrap();
     assert!(
         wired.contains(&format!("http://127.0.0.1:{port}/v1")),
@@ -480,17 +505,10 @@ async fn hermes_one_turn_through_the_proxy_then_unwire() {
     let original = "# my Hermes setup\nmodel:\n  provider: openrouter\n  default: some/model\ndisplay:\n  compact: true\n";
     let config = sandbox.write(".hermes/config.yaml", original);
 
-    let mock = MockUpstream::start().await.unwrap();
-    let port = sandbox.write_config(
-        &format!(
-            "  provider: custom\n  model_id: mock-model\n  api_base: {}\n  api_key: k\n",
-            mock.openai_base()
-        ),
-        "hermes",
-    );
     let started = Instant::now();
-    sandbox.metaclaw(&["start"]);
-    let daemon = Daemon(&sandbox);
+    let Started {
+        mock, port, daemon, ..
+    } = sandbox.start_over_mock("hermes", Upstream::OpenAi).await;
     assert!(
         started.elapsed() < Duration::from_secs(20),
         "start waited on a gateway that is not running ({:?})",
