@@ -82,4 +82,7 @@ pub enum SkillError {
     },
     #[error("database: {0}")]
     Store(#[from] metaclaw_store::StoreError),
+    /// A background step panicked or was cancelled at shutdown.
+    #[error("{0}")]
+    Task(String),
 }

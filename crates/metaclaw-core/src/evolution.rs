@@ -231,26 +231,35 @@ impl Evolution {
         trigger: EvolutionTrigger,
         started: chrono::DateTime<chrono::Utc>,
     ) -> Result<RunReport, SkillError> {
-        let rows = self.store.last_turns_in_session(session_id, DISTIL_TURNS)?;
+        // Reading 60 turns with their blobs takes milliseconds of disk and CPU: never on the
+        // async workers that serve requests.
+        let store = self.store.clone();
+        let session = session_id.to_owned();
+        let (rows, agent, feedback) = tokio::task::spawn_blocking(move || {
+            let rows = store.last_turns_in_session(&session, DISTIL_TURNS)?;
+            let agent = store
+                .session(&session)?
+                .map_or_else(|| DEFAULT_AGENT.to_owned(), |s| s.agent);
+            let ids: Vec<&str> = rows.iter().map(|r| r.id.as_str()).collect();
+            let feedback = store.feedback_on_turns(&ids)?;
+            Ok::<_, metaclaw_store::StoreError>((rows, agent, feedback))
+        })
+        .await
+        .map_err(|e| SkillError::Task(format!("reading the session failed: {e}")))??;
         if rows.is_empty() {
             return Err(SkillError::EmptySession(session_id.to_owned()));
         }
-        let agent = self
-            .store
-            .session(session_id)?
-            .map_or_else(|| DEFAULT_AGENT.to_owned(), |s| s.agent);
-        let feedback = self.store.feedback_in_session(session_id)?;
         let turns: Vec<TurnView> = rows
-            .iter()
+            .into_iter()
             .map(|r| TurnView {
-                turn_id: r.id.clone(),
+                feedback: feedback.get(&r.id).map(|f| (f.rating, f.note.clone())),
+                turn_id: r.id,
                 seq: r.seq,
                 turn_type: r.turn_type,
                 api: r.api,
-                request: r.request.clone(),
-                response: r.response.clone(),
+                request: r.request,
+                response: r.response,
                 status: r.status,
-                feedback: feedback.get(&r.id).map(|f| (f.rating, f.note.clone())),
                 reward: None,
             })
             .collect();

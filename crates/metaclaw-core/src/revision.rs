@@ -67,9 +67,10 @@ impl Evolution {
         let mut episodes = Vec::new();
         for session in &order {
             let turn = &by_session[session];
-            let feedback = store.feedback_in_session(session)?;
-            let turns: Vec<TurnView> = store
-                .turns_around(turn, CONTEXT_TURNS, CONTEXT_TURNS)?
+            let rows = store.turns_around(turn, CONTEXT_TURNS, CONTEXT_TURNS)?;
+            let ids: Vec<&str> = rows.iter().map(|r| r.id.as_str()).collect();
+            let feedback = store.feedback_on_turns(&ids)?;
+            let turns: Vec<TurnView> = rows
                 .into_iter()
                 .map(|r| TurnView {
                     feedback: feedback.get(&r.id).map(|f| (f.rating, f.note.clone())),

@@ -10,7 +10,8 @@
 //!   request cannot be told reliably, so a word keeps every distinct stem as a *variant*, and
 //!   a query word counts once per skill, with its best-matching variant.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
+use std::sync::Mutex;
 
 use rust_stemmers::{Algorithm, Stemmer};
 use unicode_segmentation::UnicodeSegmentation;
@@ -34,7 +35,14 @@ pub struct Analyzer {
     stemmers: Vec<Stemmer>,
     stop: HashSet<&'static str>,
     options: AnalyzerOptions,
+    /// Variants of words seen before (`None`: a stop word). Eight stemmings a word are most
+    /// of a request's retrieval time, and people reuse their words. Emptied when full, so
+    /// it never holds more than [`WORD_CACHE`] words.
+    seen: Mutex<HashMap<String, Option<Variants>>>,
 }
+
+/// Words the analyzer remembers (about 1 MB at most).
+const WORD_CACHE: usize = 8192;
 
 /// What the analyzer does; the default is what retrieval uses. The other settings exist to
 /// measure the choice (`skills-eval --options`).
@@ -142,6 +150,7 @@ impl Analyzer {
                 .collect(),
             stop,
             options,
+            seen: Mutex::new(HashMap::new()),
         }
     }
 
@@ -248,9 +257,27 @@ impl Analyzer {
         if word.chars().count() < 2 || !word.chars().any(char::is_alphanumeric) {
             return;
         }
+        let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
+        let variants = match seen.get(word) {
+            Some(known) => known.clone(),
+            None => {
+                let fresh = self.variants(word);
+                if seen.len() >= WORD_CACHE {
+                    seen.clear();
+                }
+                seen.insert(word.to_owned(), fresh.clone());
+                fresh
+            }
+        };
+        drop(seen);
+        out.extend(variants);
+    }
+
+    /// A word's index terms, or `None` for a stop word.
+    fn variants(&self, word: &str) -> Option<Variants> {
         let folded = fold(word);
         if self.stop.contains(word) || self.stop.contains(folded.as_str()) {
-            return;
+            return None;
         }
         let mut variants: Variants = Vec::with_capacity(4);
         let mut add = |t: String| {
@@ -267,7 +294,7 @@ impl Analyzer {
         if variants.is_empty() {
             variants.push(folded);
         }
-        out.push(variants);
+        Some(variants)
     }
 }
 
@@ -292,6 +319,31 @@ mod tests {
         );
         // A single character between separators is kept as a unigram.
         assert!(a.terms("写 信").contains(&"信".to_owned()));
+    }
+
+    #[test]
+    fn remembered_words_analyse_as_before_and_the_memory_stays_bounded() {
+        let a = Analyzer::new();
+        let text = "Les configurations échouent: the tests are failing again";
+        let first = a.words(text);
+        assert_eq!(a.words(text), first, "a remembered word keeps its variants");
+        assert_eq!(
+            first,
+            Analyzer::new().words(text),
+            "same as a fresh analyzer"
+        );
+        // Stop words are remembered as such.
+        assert!(a.words("the are les").is_empty());
+        for i in 0..WORD_CACHE + 10 {
+            a.words(&format!("word{i}"));
+        }
+        let held = a.seen.lock().unwrap().len();
+        assert!(held <= WORD_CACHE, "{held} words held");
+        assert_eq!(
+            a.words(text),
+            first,
+            "the same after the memory was emptied"
+        );
     }
 
     #[test]

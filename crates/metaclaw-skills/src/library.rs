@@ -26,6 +26,8 @@ pub struct Library {
     by_name: HashMap<String, usize>,
     /// Skills with `always` set, so retrieval need not look at every skill per request.
     always_on: Vec<usize>,
+    /// Each skill's version, by position: retrieval names it for every candidate.
+    versions: Vec<String>,
     problems: Vec<Finding>,
     index: Index,
 }
@@ -131,10 +133,12 @@ impl Library {
         }
         let index = Index::build_with(&kept, analyzer);
         let always_on = (0..kept.len()).filter(|i| kept[*i].always()).collect();
+        let versions = kept.iter().map(|s| s.version()).collect();
         Library {
             skills: kept,
             by_name,
             always_on,
+            versions,
             problems,
             index,
         }
@@ -142,6 +146,11 @@ impl Library {
 
     pub fn empty() -> Library {
         Library::from_skills(Vec::new(), Vec::new())
+    }
+
+    /// [`Skill::version`] of the skill at `position`, computed once.
+    pub fn version(&self, position: usize) -> &str {
+        &self.versions[position]
     }
 
     pub fn get(&self, name: &str) -> Option<&Arc<Skill>> {
@@ -187,6 +196,31 @@ mod tests {
     fn write(dir: &Path, folder: &str, text: &str) {
         std::fs::create_dir_all(dir.join(folder)).unwrap();
         std::fs::write(dir.join(folder).join("SKILL.md"), text).unwrap();
+    }
+
+    #[test]
+    fn versions_are_each_skills_own() {
+        let dir = tempfile::tempdir().unwrap();
+        write(
+            dir.path(),
+            "pinned-version",
+            "---\nname: pinned-version\ndescription: Use when x\nmetadata:\n  metaclaw:\n    version: 3\n---\nBody.\n",
+        );
+        write(
+            dir.path(),
+            "hashed",
+            "---\nname: hashed\ndescription: Use when y\n---\nBody.\n",
+        );
+        let lib = Library::load(&Sources {
+            user_dir: Some(dir.path().to_owned()),
+            bundled: true,
+        });
+        for (i, skill) in lib.skills().iter().enumerate() {
+            assert_eq!(lib.version(i), skill.version(), "{}", skill.name);
+        }
+        let at = |name: &str| lib.version(lib.position(name).unwrap()).to_owned();
+        assert_eq!(at("pinned-version"), "3");
+        assert_eq!(at("hashed").len(), 12);
     }
 
     #[test]

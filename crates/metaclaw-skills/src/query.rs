@@ -112,10 +112,15 @@ pub fn from_body(body: &Map<String, Value>) -> String {
     if structured("output_config") || structured("text") {
         return String::new();
     }
-    let items: Vec<Value> = match (body.get("messages"), body.get("input")) {
-        (Some(Value::Array(m)), _) => m.clone(),
-        (_, Some(Value::Array(items))) => items.clone(),
-        (_, Some(Value::String(s))) => vec![serde_json::json!({"role": "user", "content": s})],
+    // Borrowed: an agent's history can run to megabytes, and this runs on every request.
+    let single;
+    let items: &[Value] = match (body.get("messages"), body.get("input")) {
+        (Some(Value::Array(m)), _) => m,
+        (_, Some(Value::Array(items))) => items,
+        (_, Some(Value::String(s))) => {
+            single = [serde_json::json!({"role": "user", "content": s})];
+            &single
+        }
         _ => return String::new(),
     };
     let last_user = items
@@ -131,7 +136,7 @@ pub fn from_body(body: &Map<String, Value>) -> String {
     {
         return String::new();
     }
-    from_messages(&items)
+    from_messages(items)
 }
 
 fn raw_text(content: &Value) -> String {

@@ -126,13 +126,17 @@ fn bm25_ranked(lib: &Library, query: &str, cfg: &RetrievalConfig) -> Vec<Ranked>
     let best = hits.first().map_or(0.0, |h| h.1);
     let floor = cfg.min_score * cfg.companion_floor;
     let cutoff = floor.max(best * cfg.relative_threshold);
+    // The same for every hit of a request that gets nothing (most small talk): said once.
+    let ungated = (best < cfg.min_score).then(|| {
+        format!(
+            "no match reaches the relevance threshold ({best:.2} < {:.2})",
+            cfg.min_score
+        )
+    });
     hits.into_iter()
         .map(|(doc, score)| {
-            let passes = if best < cfg.min_score {
-                Err(format!(
-                    "no match reaches the relevance threshold ({best:.2} < {:.2})",
-                    cfg.min_score
-                ))
+            let passes = if let Some(why) = &ungated {
+                Err(why.clone())
             } else if score < floor {
                 Err(format!(
                     "below the floor for a further skill ({score:.2} < {floor:.2})"
@@ -199,7 +203,7 @@ pub fn retrieve(
         Candidate {
             name: s.name.clone(),
             category: s.category.clone(),
-            version: s.version(),
+            version: lib.version(doc).to_owned(),
             score,
             injected,
             reason,

@@ -150,13 +150,18 @@ impl Skill {
         }
     }
 
+    /// `metadata.<namespace>.<key>`. Read on every request, so plain lookups: a JSON pointer
+    /// would allocate each of its segments.
+    fn metadata(&self, namespace: &str, key: &str) -> Option<&Value> {
+        self.frontmatter.get("metadata")?.get(namespace)?.get(key)
+    }
+
     /// `metadata.openclaw.always` or `always: true`: eligible on every turn.
     pub fn always(&self) -> bool {
-        let meta = self.frontmatter.get("metadata");
         [
             self.frontmatter.get("always"),
-            meta.and_then(|m| m.pointer("/openclaw/always")),
-            meta.and_then(|m| m.pointer("/metaclaw/always")),
+            self.metadata("openclaw", "always"),
+            self.metadata("metaclaw", "always"),
         ]
         .into_iter()
         .flatten()
@@ -178,11 +183,7 @@ impl Skill {
             }
         }
         let mut out = Vec::new();
-        if let Some(v) = self
-            .frontmatter
-            .get("metadata")
-            .and_then(|m| m.pointer("/metaclaw/triggers"))
-        {
+        if let Some(v) = self.metadata("metaclaw", "triggers") {
             phrases(v, &mut out);
         }
         out
@@ -198,9 +199,7 @@ impl Skill {
 
     /// `metadata.metaclaw.version` when set, else the content hash prefix.
     pub fn version(&self) -> String {
-        self.frontmatter
-            .get("metadata")
-            .and_then(|m| m.pointer("/metaclaw/version"))
+        self.metadata("metaclaw", "version")
             .map(|v| match v {
                 Value::String(s) => s.clone(),
                 other => other.to_string(),

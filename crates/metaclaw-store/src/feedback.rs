@@ -94,12 +94,13 @@ pub(crate) fn get(conn: &Connection, turn_id: &str) -> Result<Option<Feedback>> 
         .transpose()
 }
 
-/// Ratings of the turns of one session, by turn id.
+/// Ratings of the turns of one session, by turn id. Ratings are few and a session can hold
+/// thousands of turns, so the join starts from `feedback` (CROSS JOIN fixes that order).
 pub(crate) fn in_session(conn: &Connection, session_id: &str) -> Result<HashMap<String, Feedback>> {
     let raws = conn
         .prepare_cached(
             "SELECT f.turn_id, f.rating, f.note, f.created_at
-             FROM feedback f JOIN turns t ON t.id = f.turn_id
+             FROM feedback f CROSS JOIN turns t ON t.id = f.turn_id
              WHERE t.session_id = ?1",
         )?
         .query_map([session_id], |r| {
@@ -109,4 +110,15 @@ pub(crate) fn in_session(conn: &Connection, session_id: &str) -> Result<HashMap<
     raws.into_iter()
         .map(|(id, raw)| Ok((id, raw.into_feedback()?)))
         .collect()
+}
+
+/// Ratings of the given turns, by turn id: one key lookup per turn.
+pub(crate) fn on_turns(conn: &Connection, turn_ids: &[&str]) -> Result<HashMap<String, Feedback>> {
+    let mut out = HashMap::new();
+    for id in turn_ids {
+        if let Some(f) = get(conn, id)? {
+            out.insert((*id).to_owned(), f);
+        }
+    }
+    Ok(out)
 }

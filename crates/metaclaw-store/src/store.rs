@@ -374,6 +374,11 @@ impl Store {
         feedback::in_session(&self.read(), session_id)
     }
 
+    /// Ratings of the given turns, by turn id (unrated turns are absent).
+    pub fn feedback_on_turns(&self, turn_ids: &[&str]) -> Result<HashMap<String, Feedback>> {
+        feedback::on_turns(&self.read(), turn_ids)
+    }
+
     /// Usage of every skill injected into a stored turn, with the feedback on those turns.
     pub fn skill_stats(&self) -> Result<HashMap<String, SkillStats>> {
         skills::stats(&self.read())

@@ -847,6 +847,15 @@ fn feedback_is_set_replaced_validated_and_scoped_to_stored_turns() {
     let in_b = store.feedback_in_session("b").unwrap();
     assert_eq!(in_b["b1"].note.as_deref(), Some("wrong tool"));
     assert!(store.feedback_in_session("nope").unwrap().is_empty());
+    // By turn: only the rated ones among those asked for, across sessions.
+    let on = store
+        .feedback_on_turns(&["a2", "a3", "b1", "ghost"])
+        .unwrap();
+    let mut ids: Vec<_> = on.keys().cloned().collect();
+    ids.sort();
+    assert_eq!(ids, ["a2", "b1"]);
+    assert_eq!(on["a2"], store.feedback("a2").unwrap().unwrap());
+    assert!(store.feedback_on_turns(&[]).unwrap().is_empty());
 
     let v = serde_json::to_value(store.feedback("b1").unwrap().unwrap()).unwrap();
     assert_eq!(v["rating"], -1);

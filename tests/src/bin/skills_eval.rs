@@ -7,7 +7,8 @@
 //! - `--modes` adds template mode and embedding mode, which runs against the mock upstream's
 //!   fake `/v1/embeddings` (hash vectors): it checks the mechanics, not semantic quality;
 //! - `--sweep` varies the thresholds and the companion floor **on the tuning part only**;
-//! - `--misses` lists the misses of the tuning part;
+//! - `--misses` lists the misses of the tuning part, `--misses-in FILE` those of any set in
+//!   tests/fixtures/retrieval/ (a development set only: never the one reported as blind);
 //! - `--query TEXT` lists the best skills for one request with score, coverage and terms;
 //! - `--tune-only` reports nothing about the held-out parts (for working on retrieval).
 
@@ -48,6 +49,26 @@ fn report(part: &str, cases: &[Case], got: &[Vec<String>]) {
     }
     for (kind, m) in breakdown(cases, got, |c| &c.kind) {
         println!("{}", row(&format!("kind {kind}"), m));
+    }
+}
+
+/// Cases that missed: a request whose expected skills are not in the first three injected,
+/// or a request expecting none that got one.
+fn print_misses(part: &str, cases: &[Case], got: &[Vec<String>]) {
+    println!("\n{part} misses:");
+    for (case, got) in cases.iter().zip(got) {
+        let hit = case
+            .expected
+            .iter()
+            .any(|e| got.iter().take(3).any(|g| g == e));
+        if (case.expected.is_empty() && !got.is_empty()) || (!case.expected.is_empty() && !hit) {
+            let q = metaclaw_skills::query::from_messages(&case.messages);
+            let q: String = q.chars().take(90).collect();
+            println!(
+                "  {} [{}] {q:?}: expected {:?}, got {:?}",
+                case.id, case.lang, case.expected, got
+            );
+        }
     }
 }
 
@@ -259,22 +280,12 @@ async fn main() -> Result<()> {
     }
 
     if flag("--misses") {
-        println!("\ntuning-part misses:");
-        for (case, got) in tune.iter().zip(&tune_got) {
-            let hit = case
-                .expected
-                .iter()
-                .any(|e| got.iter().take(3).any(|g| g == e));
-            if (case.expected.is_empty() && !got.is_empty()) || (!case.expected.is_empty() && !hit)
-            {
-                let q = metaclaw_skills::query::from_messages(&case.messages);
-                let q: String = q.chars().take(90).collect();
-                println!(
-                    "  {} [{}] {q:?}: expected {:?}, got {:?}",
-                    case.id, case.lang, case.expected, got
-                );
-            }
-        }
+        print_misses("tuning-part", &tune, &tune_got);
+    }
+    if let Some(file) = value("--misses-in") {
+        let cases = load_cases(&dir.join(&file))?;
+        let got = run(&lib, &cases, &cfg, None).await?;
+        print_misses(&file, &cases, &got);
     }
     if let Some(text) = value("--query") {
         let index = lib.index();

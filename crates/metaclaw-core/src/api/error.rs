@@ -214,7 +214,7 @@ impl From<SkillError> for ApiError {
             | SkillError::PendingProposal { .. } => ErrorCode::Conflict,
             SkillError::InvalidName(_) | SkillError::Invalid(_) => ErrorCode::InvalidSkill,
             SkillError::NoFolder | SkillError::Off => ErrorCode::Unavailable,
-            SkillError::Io { .. } => ErrorCode::Internal,
+            SkillError::Io { .. } | SkillError::Task(_) => ErrorCode::Internal,
             SkillError::Store(s) => store_code(s),
         };
         Self::new(code, e.to_string())
