@@ -1,6 +1,7 @@
 //! Retrieval quality of the bundled bank on the labelled sets in tests/fixtures/retrieval/:
 //! recall@1, recall@3, MRR and false injections per part (tuning, own held-out, independent
-//! held-out when present), overall, per language and per kind of request.
+//! held-out and the first blind set, now development sets, and the second blind set, the
+//! held-out figure), overall, per language and per kind of request.
 //!
 //! `cargo run -p metaclaw-tests --bin skills-eval [-- --options] [--modes] [--sweep] [--misses]`
 //! - `--options` compares the analyzers and the trigger field (the choices behind the default);
@@ -138,7 +139,11 @@ async fn main() -> Result<()> {
         ),
         (
             "heldout_blind.jsonl",
-            "blind held-out (heldout_blind.jsonl)",
+            "first blind held-out, now a development set (heldout_blind.jsonl)",
+        ),
+        (
+            "heldout_blind2.jsonl",
+            "blind held-out (heldout_blind2.jsonl)",
         ),
     ] {
         if let Some(cases) = optional(file)? {
