@@ -2,10 +2,11 @@
 //! in-memory inverted index. Scoring touches only the postings of the query's terms, so a
 //! query costs the same whatever the size of the bank, apart from the matches themselves.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use crate::analyzer::{Analyzer, Variants};
 use crate::skill::Skill;
+use crate::vocabulary;
 
 const K1: f32 = 1.2;
 const B: f32 = 0.75;
@@ -22,12 +23,28 @@ pub struct Hit {
     /// Share of the query's specificity (the idf of its words) that this document matches:
     /// small talk matches a generic word or two of a skill, a request most of its words.
     pub coverage: f32,
+    /// The part of `score` from the skill's topic words: query words that are neither request
+    /// words ([`vocabulary`]) nor numbers. Zero when only "explain", "message", "next week"…
+    /// matched.
+    pub content: f32,
+    /// How many of the query's words belong to everyday life (the same for every hit).
+    pub everyday: u32,
+}
+
+/// The documents a term occurs in.
+struct Postings {
+    /// (document, weighted and length-normalized term frequency).
+    docs: Vec<(u32, f32)>,
+    /// A request word or a number: it adds to a score but is no evidence that
+    /// the skill fits, so it does not count towards [`Hit::content`].
+    generic: bool,
 }
 
 pub struct Index {
     analyzer: Analyzer,
-    /// term → (document, weighted and length-normalized term frequency).
-    postings: HashMap<String, Vec<(u32, f32)>>,
+    postings: HashMap<String, Postings>,
+    /// Everyday words ([`vocabulary`]), none of them a term of the bank.
+    everyday: HashSet<String>,
     docs: usize,
 }
 
@@ -67,7 +84,8 @@ impl Index {
                 avg[i] += words.len() as f32 / n;
             }
         }
-        let mut postings: HashMap<String, Vec<(u32, f32)>> = HashMap::new();
+        let generic = vocabulary::request_terms(&analyzer);
+        let mut postings: HashMap<String, Postings> = HashMap::new();
         for (doc, f) in fields.iter().enumerate() {
             let mut weighted: HashMap<&str, f32> = HashMap::new();
             for (i, words) in f.iter().enumerate() {
@@ -79,11 +97,21 @@ impl Index {
             for (term, w) in weighted {
                 postings
                     .entry(term.to_owned())
-                    .or_default()
+                    .or_insert_with(|| Postings {
+                        docs: Vec::new(),
+                        // A number ("90", "2024") says nothing about which skill fits.
+                        generic: generic.contains(term) || term.bytes().all(|b| b.is_ascii_digit()),
+                    })
+                    .docs
                     .push((doc as u32, w));
             }
         }
+        // A word the bank itself uses ("date", "chat", "service") is work vocabulary too, and a
+        // single CJK character is part of too many words to say anything.
+        let mut everyday = vocabulary::everyday_terms(&analyzer);
+        everyday.retain(|t| !postings.contains_key(t) && t.chars().count() > 1);
         Index {
+            everyday,
             analyzer,
             postings,
             docs: fields.len(),
@@ -124,31 +152,37 @@ impl Index {
         let idf = |df: f32| (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
         let mut scores = vec![0f32; self.docs];
         let mut matched = vec![0f32; self.docs];
-        let mut best = vec![(0f32, 0f32); self.docs];
+        let mut content = vec![0f32; self.docs];
+        // Per document, the word's best variant: score, idf, and whether it is generic.
+        let mut best = vec![(0f32, 0f32, false); self.docs];
         let mut stamp = vec![u32::MAX; self.docs];
         let mut touched: Vec<u32> = Vec::new();
         let mut in_word: Vec<u32> = Vec::new();
         let mut query_weight = 0f32;
+        let mut everyday = 0;
         for (w, variants) in words.iter().enumerate() {
             let w = w as u32;
+            if variants.first().is_some_and(|v| self.everyday.contains(v)) {
+                everyday += 1;
+            }
             in_word.clear();
             // A word the bank has never seen is as specific as a word can be.
             let mut word_idf = idf(0.0);
             for term in variants {
-                let Some(list) = self.postings.get(term) else {
+                let Some(postings) = self.postings.get(term) else {
                     continue;
                 };
-                let term_idf = idf(list.len() as f32);
+                let term_idf = idf(postings.docs.len() as f32);
                 word_idf = word_idf.min(term_idf);
-                for &(doc, tf) in list {
+                for &(doc, tf) in &postings.docs {
                     let d = doc as usize;
                     let s = term_idf * tf * (K1 + 1.0) / (K1 + tf);
                     if stamp[d] != w {
                         stamp[d] = w;
-                        best[d] = (s, term_idf);
+                        best[d] = (s, term_idf, postings.generic);
                         in_word.push(doc);
                     } else if s > best[d].0 {
-                        best[d] = (s, term_idf);
+                        best[d] = (s, term_idf, postings.generic);
                     }
                 }
             }
@@ -160,6 +194,9 @@ impl Index {
                 }
                 scores[d] += best[d].0;
                 matched[d] += best[d].1;
+                if !best[d].2 {
+                    content[d] += best[d].0;
+                }
             }
         }
         let mut out: Vec<Hit> = touched
@@ -168,6 +205,8 @@ impl Index {
                 doc: d as usize,
                 score: scores[d as usize],
                 coverage: (matched[d as usize] / query_weight.max(f32::EPSILON)).min(1.0),
+                content: content[d as usize],
+                everyday,
             })
             .collect();
         let order = |a: &Hit, b: &Hit| b.score.total_cmp(&a.score).then(a.doc.cmp(&b.doc));
@@ -179,6 +218,14 @@ impl Index {
         out
     }
 
+    /// The query's words that belong to everyday life (for explanations).
+    pub fn everyday_terms(&self, query: &str) -> Vec<String> {
+        self.query_words(query)
+            .into_iter()
+            .filter_map(|v| v.into_iter().next().filter(|t| self.everyday.contains(t)))
+            .collect()
+    }
+
     /// Which query terms occur in a document (for explanations).
     pub fn matched_terms(&self, query: &str, doc: usize) -> Vec<String> {
         self.query_words(query)
@@ -187,7 +234,7 @@ impl Index {
                 variants.into_iter().find(|t| {
                     self.postings
                         .get(t)
-                        .is_some_and(|l| l.iter().any(|(d, _)| *d as usize == doc))
+                        .is_some_and(|p| p.docs.iter().any(|(d, _)| *d as usize == doc))
                 })
             })
             .collect()
@@ -256,6 +303,29 @@ mod tests {
                 "{query} matched without triggers"
             );
         }
+    }
+
+    #[test]
+    fn content_score_leaves_out_request_words_and_numbers() {
+        let skills = [
+            skill(
+                "write-clear-emails",
+                "Use when you write a message or email to a client",
+                "Subject first.",
+            ),
+            skill("other-thing", "Use when cooking", "Boil water."),
+        ]
+        .map(std::sync::Arc::new);
+        let index = Index::build(&skills);
+        let generic = index.hits("please write me a message, 90 words", 5);
+        assert_eq!(generic[0].doc, 0);
+        assert!(generic[0].score > 0.0);
+        assert_eq!(generic[0].content, 0.0, "{generic:?}");
+        let specific = index.hits("write a message to the client", 5);
+        assert!(
+            specific[0].content > 0.0 && specific[0].content < specific[0].score,
+            "{specific:?}"
+        );
     }
 
     #[test]

@@ -17,6 +17,7 @@ pub mod query;
 mod retrieve;
 mod skill;
 mod template;
+mod vocabulary;
 
 pub use analyzer::{Analyzer, AnalyzerOptions, Cjk};
 pub use block::{BLOCK_END, BLOCK_START, render};

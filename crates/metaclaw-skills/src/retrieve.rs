@@ -4,6 +4,7 @@ use std::collections::{HashMap, HashSet};
 
 use serde::Serialize;
 
+use crate::index::Hit;
 use crate::library::Library;
 use crate::template;
 
@@ -33,6 +34,10 @@ pub struct RetrievalConfig {
     pub companion_floor: f32,
     /// …and this fraction of the best score for the query.
     pub relative_threshold: f32,
+    /// A request with everyday-life words ("soccer", "birthday", "grandma") gets a skill only
+    /// if they share a topic word, not request words alone (`vocabulary`). Off only to measure
+    /// it.
+    pub everyday_needs_topic: bool,
     /// Embedding mode: cosine similarity a skill needs on its own.
     pub min_similarity: f32,
     /// Token budget for the whole injected block.
@@ -48,6 +53,7 @@ impl Default for RetrievalConfig {
             min_score: 7.25,
             companion_floor: COMPANION_FLOOR,
             relative_threshold: 0.4,
+            everyday_needs_topic: true,
             min_similarity: 0.35,
             token_budget: 2000,
         }
@@ -122,8 +128,8 @@ pub const COMPANION_FLOOR: f32 = 0.9;
 /// BM25 hits with the relevance thresholds applied: the best hit decides whether the request
 /// gets skills at all, the others need a lower floor and a share of the best.
 fn bm25_ranked(lib: &Library, query: &str, cfg: &RetrievalConfig) -> Vec<Ranked> {
-    let hits = lib.index().search_top(query, consider(cfg));
-    let best = hits.first().map_or(0.0, |h| h.1);
+    let hits = lib.index().hits(query, consider(cfg));
+    let best = hits.first().map_or(0.0, |h| h.score);
     let floor = cfg.min_score * cfg.companion_floor;
     let cutoff = floor.max(best * cfg.relative_threshold);
     // The same for every hit of a request that gets nothing (most small talk): said once.
@@ -134,23 +140,37 @@ fn bm25_ranked(lib: &Library, query: &str, cfg: &RetrievalConfig) -> Vec<Ranked>
         )
     });
     hits.into_iter()
-        .map(|(doc, score)| {
-            let passes = if let Some(why) = &ungated {
-                Err(why.clone())
-            } else if score < floor {
-                Err(format!(
-                    "below the floor for a further skill ({score:.2} < {floor:.2})"
-                ))
-            } else if score < cutoff {
-                Err(format!(
-                    "below {:.0}% of the best match ({score:.2} < {cutoff:.2})",
-                    cfg.relative_threshold * 100.0
-                ))
-            } else {
-                Ok(())
-            };
-            Ranked { doc, score, passes }
-        })
+        .map(
+            |Hit {
+                 doc,
+                 score,
+                 content,
+                 everyday,
+                 ..
+             }| {
+                let passes = if let Some(why) = &ungated {
+                    Err(why.clone())
+                } else if score < floor {
+                    Err(format!(
+                        "below the floor for a further skill ({score:.2} < {floor:.2})"
+                    ))
+                } else if score < cutoff {
+                    Err(format!(
+                        "below {:.0}% of the best match ({score:.2} < {cutoff:.2})",
+                        cfg.relative_threshold * 100.0
+                    ))
+                } else if cfg.everyday_needs_topic && everyday > 0 && content == 0.0 {
+                    Err(format!(
+                        "the request is about everyday life ({everyday} everyday word{}) and \
+                     shares no topic word with this skill, only request words",
+                        if everyday == 1 { "" } else { "s" }
+                    ))
+                } else {
+                    Ok(())
+                };
+                Ranked { doc, score, passes }
+            },
+        )
         .collect()
 }
 
@@ -420,6 +440,72 @@ mod tests {
             None,
         );
         assert!(refused.candidates[1].reason.contains("relevance threshold"));
+    }
+
+    /// An everyday request that matches a skill through request words alone ("explain",
+    /// "simply", "steps") gets nothing, in every language; one topic word of the skill beside
+    /// everyday words keeps it.
+    #[test]
+    fn everyday_requests_need_a_topic_word_of_the_skill() {
+        let lib = bank();
+        let cfg = RetrievalConfig::default();
+        let off = RetrievalConfig {
+            everyday_needs_topic: false,
+            ..cfg.clone()
+        };
+        for (request, skill) in [
+            (
+                "Explain the offside rule in soccer, keep it simple.",
+                "explain-to-non-experts",
+            ),
+            (
+                "篮球里的走步到底怎么判？简单解释一下",
+                "explain-to-non-experts",
+            ),
+            (
+                "Explique-moi les règles du rugby simplement",
+                "explain-to-non-experts",
+            ),
+            (
+                "ベランダでミニトマトを育てたい。プランターで始める手順を教えて。",
+                "plan-multi-step-tasks",
+            ),
+        ] {
+            assert!(!lib.index().everyday_terms(request).is_empty(), "{request}");
+            let r = retrieve(&lib, &States::new(), request, &cfg, None);
+            assert!(
+                r.injected_names().is_empty(),
+                "{request}: {:?}",
+                r.injected_names()
+            );
+            let why = &r
+                .candidates
+                .iter()
+                .find(|c| c.name == skill)
+                .unwrap()
+                .reason;
+            assert!(why.contains("everyday life"), "{request}: {why}");
+            let r = retrieve(&lib, &States::new(), request, &off, None);
+            assert_eq!(r.injected_names().first(), Some(&skill), "{request}");
+        }
+        for (request, skill) in [
+            (
+                "write a polite email to the hotel about our lost luggage",
+                "write-clear-emails",
+            ),
+            (
+                "explain to my grandma what technical debt is, without jargon",
+                "explain-to-non-experts",
+            ),
+        ] {
+            let r = retrieve(&lib, &States::new(), request, &cfg, None);
+            assert_eq!(r.injected_names().first(), Some(&skill), "{request}");
+        }
+        assert!(
+            !lib.index()
+                .everyday_terms("write a polite email to the hotel about our lost luggage")
+                .is_empty()
+        );
     }
 
     #[test]

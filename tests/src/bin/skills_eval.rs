@@ -8,6 +8,8 @@
 //! - `--modes` adds template mode and embedding mode, which runs against the mock upstream's
 //!   fake `/v1/embeddings` (hash vectors): it checks the mechanics, not semantic quality;
 //! - `--sweep` varies the thresholds and the companion floor **on the tuning part only**;
+//! - `--everyday` compares retrieval with and without the everyday rule on the halves of the
+//!   tuning files and on the development sets, never on the blind held-out set;
 //! - `--misses` lists the misses of the tuning part, `--misses-in FILE` those of any set in
 //!   tests/fixtures/retrieval/ (a development set only: never the one reported as blind);
 //! - `--query TEXT` lists the best skills for one request with score, coverage and terms;
@@ -55,7 +57,7 @@ fn report(part: &str, cases: &[Case], got: &[Vec<String>]) {
 
 /// Cases that missed: a request whose expected skills are not in the first three injected,
 /// or a request expecting none that got one.
-fn print_misses(part: &str, cases: &[Case], got: &[Vec<String>]) {
+fn print_misses(lib: &Library, part: &str, cases: &[Case], got: &[Vec<String>]) {
     println!("\n{part} misses:");
     for (case, got) in cases.iter().zip(got) {
         let hit = case
@@ -64,9 +66,10 @@ fn print_misses(part: &str, cases: &[Case], got: &[Vec<String>]) {
             .any(|e| got.iter().take(3).any(|g| g == e));
         if (case.expected.is_empty() && !got.is_empty()) || (!case.expected.is_empty() && !hit) {
             let q = metaclaw_skills::query::from_messages(&case.messages);
+            let everyday = lib.index().everyday_terms(&q);
             let q: String = q.chars().take(90).collect();
             println!(
-                "  {} [{}] {q:?}: expected {:?}, got {:?}",
+                "  {} [{}] {q:?}: expected {:?}, got {:?}, everyday words {everyday:?}",
                 case.id, case.lang, case.expected, got
             );
         }
@@ -285,25 +288,29 @@ async fn main() -> Result<()> {
     }
 
     if flag("--misses") {
-        print_misses("tuning-part", &tune, &tune_got);
+        print_misses(&lib, "tuning-part", &tune, &tune_got);
     }
     if let Some(file) = value("--misses-in") {
         let cases = load_cases(&dir.join(&file))?;
         let got = run(&lib, &cases, &cfg, None).await?;
-        print_misses(&file, &cases, &got);
+        print_misses(&lib, &file, &cases, &got);
     }
     if let Some(text) = value("--query") {
         let index = lib.index();
         println!("\nquery {text:?}:");
         for hit in index.hits(&text, 8) {
             println!(
-                "  {:34} score {:6.2} coverage {:.2} terms {:?}",
+                "  {:34} score {:6.2} topic {:6.2} coverage {:.2} terms {:?}",
                 lib.skills()[hit.doc].name,
                 hit.score,
+                hit.content,
                 hit.coverage,
                 index.matched_terms(&text, hit.doc)
             );
         }
+    }
+    if flag("--everyday") {
+        everyday_comparison(&lib, &cfg, &dir, &tune, request_words.as_deref(), &heldout).await?;
     }
     if flag("--sweep") {
         println!("\nthreshold sweep on the tuning part (min_score / relative):\n\n{HEADER}");
@@ -337,6 +344,79 @@ async fn main() -> Result<()> {
                 println!("{}", row(&format!("floor {floor} rel {rel}"), m));
             }
         }
+    }
+    Ok(())
+}
+
+/// recall@3 / false injection with and without the everyday rule (and, for comparison, with
+/// stricter `min_score`s), one column per part: the tuning files split into halves (even and
+/// odd lines: choose on A, confirm on B) and the development sets. The blind held-out set is
+/// not among them.
+async fn everyday_comparison(
+    lib: &Library,
+    cfg: &RetrievalConfig,
+    dir: &std::path::Path,
+    tune: &[Case],
+    request_words: Option<&[Case]>,
+    own: &[Case],
+) -> Result<()> {
+    let mut tuning: Vec<Case> = tune.to_vec();
+    tuning.extend(request_words.into_iter().flatten().cloned());
+    let everyday = dir.join("tune_request_words2.jsonl");
+    if everyday.exists() {
+        tuning.extend(load_cases(&everyday)?);
+    }
+    let half = |parity: usize| -> Vec<Case> {
+        tuning
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| i % 2 == parity)
+            .map(|(_, c)| c.clone())
+            .collect()
+    };
+    let mut parts: Vec<(&str, Vec<Case>)> = vec![
+        ("tuning A", half(0)),
+        ("tuning B", half(1)),
+        ("own", own.to_vec()),
+    ];
+    for (file, name) in [
+        ("heldout_independent.jsonl", "independent"),
+        ("heldout_blind.jsonl", "first blind"),
+    ] {
+        let path = dir.join(file);
+        if path.exists() {
+            parts.push((name, load_cases(&path)?));
+        }
+    }
+    print!("\neveryday rule, recall@3 / false injection:\n\n| rule, min_score |");
+    for (name, cases) in &parts {
+        let with = cases.iter().filter(|c| !c.expected.is_empty()).count();
+        print!(" {name} ({with} / {}) |", cases.len() - with);
+    }
+    println!("\n|---|{}", "---|".repeat(parts.len()));
+    for (rule, min_score) in [
+        (false, cfg.min_score),
+        (true, cfg.min_score),
+        (false, 8.0),
+        (false, 9.0),
+        (true, 7.0),
+        (true, 7.5),
+    ] {
+        let c = RetrievalConfig {
+            everyday_needs_topic: rule,
+            min_score,
+            ..cfg.clone()
+        };
+        print!("| {}, {min_score} |", if rule { "on" } else { "off" });
+        for (_, cases) in &parts {
+            let m = score(cases, &run(lib, cases, &c, None).await?);
+            print!(
+                " {:.3} / {:.1}% |",
+                m.recall_at_3,
+                m.false_injection * 100.0
+            );
+        }
+        println!();
     }
     Ok(())
 }
