@@ -309,6 +309,37 @@ async fn retrieval_keeps_its_figures_on_the_tuning_set() {
     assert!(other.recall_at_3 >= 0.95, "{other:?}");
 }
 
+/// Everyday tasks worded as requests (round 6's tuning file, written by three writers who saw
+/// only the skills' names and descriptions): the everyday rule removes most of their false
+/// injections (measured 11.3 % with it) for at most a little recall.
+#[tokio::test]
+async fn everyday_requests_worded_as_tasks_rarely_get_a_skill() {
+    use metaclaw_skills::{Library, RetrievalConfig, Sources};
+    use metaclaw_tests::eval::{fixtures_dir, load_cases, run, score};
+    let cases = load_cases(&fixtures_dir().join("tune_request_words2.jsonl")).unwrap();
+    let lib = Library::load(&Sources {
+        user_dir: None,
+        bundled: true,
+    });
+    let on = RetrievalConfig::default();
+    let off = RetrievalConfig {
+        everyday_needs_topic: false,
+        ..on.clone()
+    };
+    let with = score(&cases, &run(&lib, &cases, &on, None).await.unwrap());
+    let without = score(&cases, &run(&lib, &cases, &off, None).await.unwrap());
+    assert!(with.without >= 200 && with.with >= 140, "{with:?}");
+    assert!(with.false_injection <= 0.15, "{with:?}");
+    assert!(
+        with.false_injection + 0.15 <= without.false_injection,
+        "{with:?} vs {without:?}"
+    );
+    assert!(
+        with.recall_at_3 + 0.03 >= without.recall_at_3,
+        "{with:?} vs {without:?}"
+    );
+}
+
 /// The labelled set wrapped in each agent's recorded scaffolding (system reminders,
 /// AGENTS.md and environment context, setup messages, memory context, OpenClaw's runtime
 /// lines) retrieves what it retrieves bare.

@@ -328,6 +328,25 @@ mod tests {
         );
     }
 
+    /// A user's own skill about daily life makes its words topic words: "recipe" is everyday
+    /// for a bank of work skills, and not once a cooking skill joins it.
+    #[test]
+    fn words_the_bank_uses_are_not_everyday() {
+        let work = skill("fix-flaky-tests", "Use when tests fail", "Repeat.");
+        let cooking = skill(
+            "family-recipes",
+            "Use when cooking a family recipe with lasagna or soup",
+            "Weigh the flour.",
+        );
+        let request = "a recipe for lasagna please";
+        let index = Index::build(&[std::sync::Arc::new(work.clone())]);
+        assert_eq!(index.everyday_terms(request).len(), 2, "recipe, lasagna");
+        let index = Index::build(&[work, cooking].map(std::sync::Arc::new));
+        assert!(index.everyday_terms(request).is_empty());
+        let hit = index.hits(request, 1)[0];
+        assert!(hit.doc == 1 && hit.content > 0.0, "{hit:?}");
+    }
+
     #[test]
     fn a_word_with_several_stems_counts_once() {
         let skills = [

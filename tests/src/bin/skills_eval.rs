@@ -134,6 +134,7 @@ async fn main() -> Result<()> {
         })
     };
     let request_words = optional("tune_request_words.jsonl")?;
+    let everyday = optional("tune_request_words2.jsonl")?;
     let mut independent = Vec::new();
     for (file, title) in [
         (
@@ -169,6 +170,10 @@ async fn main() -> Result<()> {
     if let Some(cases) = &request_words {
         let got = run(&lib, cases, &cfg, None).await?;
         report("tuning part (tune_request_words.jsonl)", cases, &got);
+    }
+    if let Some(cases) = &everyday {
+        let got = run(&lib, cases, &cfg, None).await?;
+        report("tuning part (tune_request_words2.jsonl)", cases, &got);
     }
     let tune_only = flag("--tune-only");
     if !tune_only {
@@ -310,7 +315,10 @@ async fn main() -> Result<()> {
         }
     }
     if flag("--everyday") {
-        everyday_comparison(&lib, &cfg, &dir, &tune, request_words.as_deref(), &heldout).await?;
+        let mut tuning = tune.clone();
+        tuning.extend(request_words.iter().flatten().cloned());
+        tuning.extend(everyday.iter().flatten().cloned());
+        everyday_comparison(&lib, &cfg, &dir, &tuning, &heldout).await?;
     }
     if flag("--sweep") {
         println!("\nthreshold sweep on the tuning part (min_score / relative):\n\n{HEADER}");
@@ -356,16 +364,9 @@ async fn everyday_comparison(
     lib: &Library,
     cfg: &RetrievalConfig,
     dir: &std::path::Path,
-    tune: &[Case],
-    request_words: Option<&[Case]>,
+    tuning: &[Case],
     own: &[Case],
 ) -> Result<()> {
-    let mut tuning: Vec<Case> = tune.to_vec();
-    tuning.extend(request_words.into_iter().flatten().cloned());
-    let everyday = dir.join("tune_request_words2.jsonl");
-    if everyday.exists() {
-        tuning.extend(load_cases(&everyday)?);
-    }
     let half = |parity: usize| -> Vec<Case> {
         tuning
             .iter()
