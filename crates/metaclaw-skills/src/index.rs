@@ -26,7 +26,7 @@ pub struct Hit {
     /// The part of `score` from the skill's topic words: query words that are neither request
     /// words ([`vocabulary`]) nor numbers. Zero when only "explain", "message", "next week"…
     /// matched.
-    pub content: f32,
+    pub topic: f32,
     /// How many of the query's words belong to everyday life (the same for every hit).
     pub everyday: u32,
 }
@@ -36,8 +36,8 @@ struct Postings {
     /// (document, weighted and length-normalized term frequency).
     docs: Vec<(u32, f32)>,
     /// A request word or a number: it adds to a score but is no evidence that
-    /// the skill fits, so it does not count towards [`Hit::content`].
-    generic: bool,
+    /// the skill fits, so it does not count towards [`Hit::topic`].
+    request_word: bool,
 }
 
 pub struct Index {
@@ -84,7 +84,7 @@ impl Index {
                 avg[i] += words.len() as f32 / n;
             }
         }
-        let generic = vocabulary::request_terms(&analyzer);
+        let request_words = vocabulary::request_terms(&analyzer);
         let mut postings: HashMap<String, Postings> = HashMap::new();
         for (doc, f) in fields.iter().enumerate() {
             let mut weighted: HashMap<&str, f32> = HashMap::new();
@@ -100,7 +100,8 @@ impl Index {
                     .or_insert_with(|| Postings {
                         docs: Vec::new(),
                         // A number ("90", "2024") says nothing about which skill fits.
-                        generic: generic.contains(term) || term.bytes().all(|b| b.is_ascii_digit()),
+                        request_word: request_words.contains(term)
+                            || term.bytes().all(|b| b.is_ascii_digit()),
                     })
                     .docs
                     .push((doc as u32, w));
@@ -152,8 +153,8 @@ impl Index {
         let idf = |df: f32| (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
         let mut scores = vec![0f32; self.docs];
         let mut matched = vec![0f32; self.docs];
-        let mut content = vec![0f32; self.docs];
-        // Per document, the word's best variant: score, idf, and whether it is generic.
+        let mut topic = vec![0f32; self.docs];
+        // Per document, the word's best variant: score, idf, and whether it is a request word.
         let mut best = vec![(0f32, 0f32, false); self.docs];
         let mut stamp = vec![u32::MAX; self.docs];
         let mut touched: Vec<u32> = Vec::new();
@@ -179,10 +180,10 @@ impl Index {
                     let s = term_idf * tf * (K1 + 1.0) / (K1 + tf);
                     if stamp[d] != w {
                         stamp[d] = w;
-                        best[d] = (s, term_idf, postings.generic);
+                        best[d] = (s, term_idf, postings.request_word);
                         in_word.push(doc);
                     } else if s > best[d].0 {
-                        best[d] = (s, term_idf, postings.generic);
+                        best[d] = (s, term_idf, postings.request_word);
                     }
                 }
             }
@@ -195,7 +196,7 @@ impl Index {
                 scores[d] += best[d].0;
                 matched[d] += best[d].1;
                 if !best[d].2 {
-                    content[d] += best[d].0;
+                    topic[d] += best[d].0;
                 }
             }
         }
@@ -205,7 +206,7 @@ impl Index {
                 doc: d as usize,
                 score: scores[d as usize],
                 coverage: (matched[d as usize] / query_weight.max(f32::EPSILON)).min(1.0),
-                content: content[d as usize],
+                topic: topic[d as usize],
                 everyday,
             })
             .collect();
@@ -306,7 +307,7 @@ mod tests {
     }
 
     #[test]
-    fn content_score_leaves_out_request_words_and_numbers() {
+    fn topic_score_leaves_out_request_words_and_numbers() {
         let skills = [
             skill(
                 "write-clear-emails",
@@ -320,10 +321,10 @@ mod tests {
         let generic = index.hits("please write me a message, 90 words", 5);
         assert_eq!(generic[0].doc, 0);
         assert!(generic[0].score > 0.0);
-        assert_eq!(generic[0].content, 0.0, "{generic:?}");
+        assert_eq!(generic[0].topic, 0.0, "{generic:?}");
         let specific = index.hits("write a message to the client", 5);
         assert!(
-            specific[0].content > 0.0 && specific[0].content < specific[0].score,
+            specific[0].topic > 0.0 && specific[0].topic < specific[0].score,
             "{specific:?}"
         );
     }
@@ -344,7 +345,7 @@ mod tests {
         let index = Index::build(&[work, cooking].map(std::sync::Arc::new));
         assert!(index.everyday_terms(request).is_empty());
         let hit = index.hits(request, 1)[0];
-        assert!(hit.doc == 1 && hit.content > 0.0, "{hit:?}");
+        assert!(hit.doc == 1 && hit.topic > 0.0, "{hit:?}");
     }
 
     #[test]

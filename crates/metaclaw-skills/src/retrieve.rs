@@ -144,7 +144,7 @@ fn bm25_ranked(lib: &Library, query: &str, cfg: &RetrievalConfig) -> Vec<Ranked>
             |Hit {
                  doc,
                  score,
-                 content,
+                 topic,
                  everyday,
                  ..
              }| {
@@ -159,7 +159,7 @@ fn bm25_ranked(lib: &Library, query: &str, cfg: &RetrievalConfig) -> Vec<Ranked>
                         "below {:.0}% of the best match ({score:.2} < {cutoff:.2})",
                         cfg.relative_threshold * 100.0
                     ))
-                } else if cfg.everyday_needs_topic && everyday > 0 && content == 0.0 {
+                } else if cfg.everyday_needs_topic && everyday > 0 && topic == 0.0 {
                     Err(format!(
                         "the request is about everyday life ({everyday} everyday word{}) and \
                      shares no topic word with this skill, only request words",

@@ -308,7 +308,7 @@ async fn main() -> Result<()> {
                 "  {:34} score {:6.2} topic {:6.2} coverage {:.2} terms {:?}",
                 lib.skills()[hit.doc].name,
                 hit.score,
-                hit.content,
+                hit.topic,
                 hit.coverage,
                 index.matched_terms(&text, hit.doc)
             );
