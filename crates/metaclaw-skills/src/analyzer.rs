@@ -46,7 +46,7 @@ const WORD_CACHE: usize = 8192;
 
 /// What the analyzer does; the default is what retrieval uses. The other settings exist to
 /// measure the choice (`skills-eval --options`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct AnalyzerOptions {
     pub cjk: Cjk,
     /// Stem with the Spanish, German and French stemmers too, not only English.
@@ -55,7 +55,7 @@ pub struct AnalyzerOptions {
     pub katakana_words: bool,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Cjk {
     /// Drop CJK text (what an English tokenizer amounts to).
     Ignore,

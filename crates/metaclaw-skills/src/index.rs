@@ -84,7 +84,7 @@ impl Index {
                 avg[i] += words.len() as f32 / n;
             }
         }
-        let request_words = vocabulary::request_terms(&analyzer);
+        let lists = vocabulary::terms(&analyzer);
         let mut postings: HashMap<String, Postings> = HashMap::new();
         for (doc, f) in fields.iter().enumerate() {
             let mut weighted: HashMap<&str, f32> = HashMap::new();
@@ -100,7 +100,7 @@ impl Index {
                     .or_insert_with(|| Postings {
                         docs: Vec::new(),
                         // A number ("90", "2024") says nothing about which skill fits.
-                        request_word: request_words.contains(term)
+                        request_word: lists.request.contains(term)
                             || term.bytes().all(|b| b.is_ascii_digit()),
                     })
                     .docs
@@ -109,8 +109,12 @@ impl Index {
         }
         // A word the bank itself uses ("date", "chat", "service") is work vocabulary too, and a
         // single CJK character is part of too many words to say anything.
-        let mut everyday = vocabulary::everyday_terms(&analyzer);
-        everyday.retain(|t| !postings.contains_key(t) && t.chars().count() > 1);
+        let everyday = lists
+            .everyday
+            .iter()
+            .filter(|t| !postings.contains_key(*t) && t.chars().count() > 1)
+            .cloned()
+            .collect();
         Index {
             everyday,
             analyzer,

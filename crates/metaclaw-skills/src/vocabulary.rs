@@ -14,9 +14,10 @@
 //! and chosen: tests/fixtures/README.md, round 6. One file per list and language (`#` starts a
 //! comment).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex, OnceLock};
 
-use crate::analyzer::Analyzer;
+use crate::analyzer::{Analyzer, AnalyzerOptions};
 
 const REQUEST: [&str; 6] = [
     include_str!("vocabulary/request/en.txt"),
@@ -43,10 +44,36 @@ fn words(lists: &[&'static str]) -> impl Iterator<Item = &'static str> {
         .filter(|line| !line.starts_with('#'))
 }
 
+/// Both lists as index terms.
+pub(crate) struct Terms {
+    pub request: HashSet<String>,
+    pub everyday: HashSet<String>,
+}
+
+/// The lists' terms for this analyzer's configuration, analysed once per process: they depend
+/// on the analyzer alone, while an index is rebuilt on every skill change (and analysing
+/// ~7,000 words each time would also churn the analyzer's word memory).
+pub(crate) fn terms(analyzer: &Analyzer) -> Arc<Terms> {
+    static BUILT: OnceLock<Mutex<HashMap<AnalyzerOptions, Arc<Terms>>>> = OnceLock::new();
+    let mut built = BUILT
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    built
+        .entry(analyzer.options())
+        .or_insert_with(|| {
+            Arc::new(Terms {
+                request: request_terms(analyzer),
+                everyday: everyday_terms(analyzer),
+            })
+        })
+        .clone()
+}
+
 /// Every index term of every request word: each entry goes through the analyzer that indexes
 /// the skills, so its inflections in the four stemmed languages (and a CJK entry's bigrams)
 /// are covered too.
-pub(crate) fn request_terms(analyzer: &Analyzer) -> HashSet<String> {
+fn request_terms(analyzer: &Analyzer) -> HashSet<String> {
     words(&REQUEST)
         .flat_map(|line| analyzer.words(line))
         .flatten()
@@ -56,7 +83,7 @@ pub(crate) fn request_terms(analyzer: &Analyzer) -> HashSet<String> {
 /// The everyday words, each as its first variant (the English stem, or the CJK bigram). A
 /// query word is everyday when its own first variant is here: matching on every stem would
 /// let Spanish "pasta" (stem "past") claim English "pasting".
-pub(crate) fn everyday_terms(analyzer: &Analyzer) -> HashSet<String> {
+fn everyday_terms(analyzer: &Analyzer) -> HashSet<String> {
     words(&EVERYDAY)
         .flat_map(|line| analyzer.words(line))
         .filter_map(|variants| variants.into_iter().next())

@@ -135,25 +135,27 @@ async fn main() -> Result<()> {
     };
     let request_words = optional("tune_request_words.jsonl")?;
     let everyday = optional("tune_request_words2.jsonl")?;
-    let mut independent = Vec::new();
-    for (file, title) in [
+    // Sets written by others from the skills' names and descriptions, in the order they are
+    // reported: the development sets (short name for `--everyday`, title), then the blind
+    // held-out set, which `--everyday` never reads. Each when present.
+    let mut development = Vec::new();
+    for (file, name, title) in [
         (
             "heldout_independent.jsonl",
+            "independent",
             "independent held-out (heldout_independent.jsonl)",
         ),
         (
             "heldout_blind.jsonl",
+            "first blind",
             "first blind held-out, now a development set (heldout_blind.jsonl)",
-        ),
-        (
-            "heldout_blind2.jsonl",
-            "blind held-out (heldout_blind2.jsonl)",
         ),
     ] {
         if let Some(cases) = optional(file)? {
-            independent.push((title, cases));
+            development.push((name, title, cases));
         }
     }
+    let blind = optional("heldout_blind2.jsonl")?;
     let lib = Library::load(&Sources {
         user_dir: None,
         bundled: true,
@@ -180,7 +182,15 @@ async fn main() -> Result<()> {
         let got = run(&lib, &heldout, &cfg, None).await?;
         report("own held-out part (heldout.jsonl)", &heldout, &got);
     }
-    for (title, cases) in independent.iter().filter(|_| !tune_only) {
+    let held_out = development
+        .iter()
+        .map(|(_, title, cases)| (*title, cases))
+        .chain(
+            blind
+                .iter()
+                .map(|cases| ("blind held-out (heldout_blind2.jsonl)", cases)),
+        );
+    for (title, cases) in held_out.filter(|_| !tune_only) {
         let got = run(&lib, cases, &cfg, None).await?;
         report(title, cases, &got);
     }
@@ -318,7 +328,7 @@ async fn main() -> Result<()> {
         let mut tuning = tune.clone();
         tuning.extend(request_words.iter().flatten().cloned());
         tuning.extend(everyday.iter().flatten().cloned());
-        everyday_comparison(&lib, &cfg, &dir, &tuning, &heldout).await?;
+        everyday_comparison(&lib, &cfg, &tuning, &heldout, &development).await?;
     }
     if flag("--sweep") {
         println!("\nthreshold sweep on the tuning part (min_score / relative):\n\n{HEADER}");
@@ -363,9 +373,9 @@ async fn main() -> Result<()> {
 async fn everyday_comparison(
     lib: &Library,
     cfg: &RetrievalConfig,
-    dir: &std::path::Path,
     tuning: &[Case],
     own: &[Case],
+    development: &[(&str, &str, Vec<Case>)],
 ) -> Result<()> {
     let half = |parity: usize| -> Vec<Case> {
         tuning
@@ -375,20 +385,13 @@ async fn everyday_comparison(
             .map(|(_, c)| c.clone())
             .collect()
     };
-    let mut parts: Vec<(&str, Vec<Case>)> = vec![
-        ("tuning A", half(0)),
-        ("tuning B", half(1)),
-        ("own", own.to_vec()),
-    ];
-    for (file, name) in [
-        ("heldout_independent.jsonl", "independent"),
-        ("heldout_blind.jsonl", "first blind"),
-    ] {
-        let path = dir.join(file);
-        if path.exists() {
-            parts.push((name, load_cases(&path)?));
-        }
-    }
+    let (a, b) = (half(0), half(1));
+    let mut parts: Vec<(&str, &[Case])> = vec![("tuning A", &a), ("tuning B", &b), ("own", own)];
+    parts.extend(
+        development
+            .iter()
+            .map(|(name, _, cases)| (*name, cases.as_slice())),
+    );
     print!("\neveryday rule, recall@3 / false injection:\n\n| rule, min_score |");
     for (name, cases) in &parts {
         let with = cases.iter().filter(|c| !c.expected.is_empty()).count();
