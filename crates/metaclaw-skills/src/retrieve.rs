@@ -50,7 +50,7 @@ impl Default for RetrievalConfig {
             mode: Mode::Bm25,
             top_k: 6,
             task_specific_top_k: 10,
-            min_score: 7.25,
+            min_score: 10.5,
             companion_floor: COMPANION_FLOOR,
             relative_threshold: 0.4,
             everyday_needs_topic: true,

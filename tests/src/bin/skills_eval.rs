@@ -328,7 +328,11 @@ async fn main() -> Result<()> {
         let mut tuning = tune.clone();
         tuning.extend(request_words.iter().flatten().cloned());
         tuning.extend(everyday.iter().flatten().cloned());
-        everyday_comparison(&lib, &cfg, &tuning, &heldout, &development).await?;
+        // `--min-scores 8,9,10`: more rows with the rule on, for re-tuning after bank changes.
+        let extra: Vec<f32> = value("--min-scores")
+            .map(|v| v.split(',').filter_map(|x| x.trim().parse().ok()).collect())
+            .unwrap_or_default();
+        everyday_comparison(&lib, &cfg, &tuning, &heldout, &development, &extra).await?;
     }
     if flag("--sweep") {
         println!("\nthreshold sweep on the tuning part (min_score / relative):\n\n{HEADER}");
@@ -376,6 +380,7 @@ async fn everyday_comparison(
     tuning: &[Case],
     own: &[Case],
     development: &[(&str, &str, Vec<Case>)],
+    extra_min_scores: &[f32],
 ) -> Result<()> {
     let half = |parity: usize| -> Vec<Case> {
         tuning
@@ -398,14 +403,16 @@ async fn everyday_comparison(
         print!(" {name} ({with} / {}) |", cases.len() - with);
     }
     println!("\n|---|{}", "---|".repeat(parts.len()));
-    for (rule, min_score) in [
+    let mut rows = vec![
         (false, cfg.min_score),
         (true, cfg.min_score),
         (false, 8.0),
         (false, 9.0),
         (true, 7.0),
         (true, 7.5),
-    ] {
+    ];
+    rows.extend(extra_min_scores.iter().map(|&m| (true, m)));
+    for (rule, min_score) in rows {
         let c = RetrievalConfig {
             everyday_needs_topic: rule,
             min_score,
