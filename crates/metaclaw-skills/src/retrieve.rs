@@ -449,9 +449,14 @@ mod tests {
     fn everyday_requests_need_a_topic_word_of_the_skill() {
         let lib = bank();
         let cfg = RetrievalConfig::default();
+        // A threshold these requests pass, so that the rule is seen refusing them.
+        let low = RetrievalConfig {
+            min_score: 7.0,
+            ..cfg.clone()
+        };
         let off = RetrievalConfig {
             everyday_needs_topic: false,
-            ..cfg.clone()
+            ..low.clone()
         };
         for (request, skill) in [
             (
@@ -478,6 +483,7 @@ mod tests {
                 "{request}: {:?}",
                 r.injected_names()
             );
+            let r = retrieve(&lib, &States::new(), request, &low, None);
             let why = &r
                 .candidates
                 .iter()

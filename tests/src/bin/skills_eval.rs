@@ -1,7 +1,7 @@
 //! Retrieval quality of the bundled bank on the labelled sets in tests/fixtures/retrieval/:
 //! recall@1, recall@3, MRR and false injections per part (tuning, own held-out, independent
-//! held-out and the first blind set, now development sets, and the second blind set, the
-//! held-out figure), overall, per language and per kind of request.
+//! held-out and the first and second blind sets, now development sets, and the third blind
+//! set, the held-out figure), overall, per language and per kind of request.
 //!
 //! `cargo run -p metaclaw-tests --bin skills-eval [-- --options] [--modes] [--sweep] [--misses]`
 //! - `--options` compares the analyzers and the trigger field (the choices behind the default);
@@ -9,7 +9,8 @@
 //!   fake `/v1/embeddings` (hash vectors): it checks the mechanics, not semantic quality;
 //! - `--sweep` varies the thresholds and the companion floor **on the tuning part only**;
 //! - `--everyday` compares retrieval with and without the everyday rule on the halves of the
-//!   tuning files and on the development sets, never on the blind held-out set;
+//!   tuning files and on the development sets, never on the blind held-out set (`--min-scores
+//!   9.5,10` adds rows with the rule on);
 //! - `--misses` lists the misses of the tuning part, `--misses-in FILE` those of any set in
 //!   tests/fixtures/retrieval/ (a development set only: never the one reported as blind);
 //! - `--query TEXT` lists the best skills for one request with score, coverage and terms;
@@ -26,6 +27,9 @@ use metaclaw_tests::eval::{
     score_refs,
 };
 use metaclaw_tests::mock_upstream::MockUpstream;
+
+/// The held-out set nobody working on retrieval reads (tests/fixtures/README.md).
+const BLIND: &str = "heldout_blind3.jsonl";
 
 const HEADER: &str = "| | cases (with skill / none) | recall@1 | recall@3 | MRR | false injection | skills / query |\n|---|---|---|---|---|---|---|";
 
@@ -150,12 +154,17 @@ async fn main() -> Result<()> {
             "first blind",
             "first blind held-out, now a development set (heldout_blind.jsonl)",
         ),
+        (
+            "heldout_blind2.jsonl",
+            "second blind",
+            "second blind held-out, now a development set (heldout_blind2.jsonl)",
+        ),
     ] {
         if let Some(cases) = optional(file)? {
             development.push((name, title, cases));
         }
     }
-    let blind = optional("heldout_blind2.jsonl")?;
+    let blind = optional(BLIND)?;
     let lib = Library::load(&Sources {
         user_dir: None,
         bundled: true,
@@ -188,7 +197,7 @@ async fn main() -> Result<()> {
         .chain(
             blind
                 .iter()
-                .map(|cases| ("blind held-out (heldout_blind2.jsonl)", cases)),
+                .map(|cases| ("blind held-out (heldout_blind3.jsonl)", cases)),
         );
     for (title, cases) in held_out.filter(|_| !tune_only) {
         let got = run(&lib, cases, &cfg, None).await?;
@@ -306,6 +315,10 @@ async fn main() -> Result<()> {
         print_misses(&lib, "tuning-part", &tune, &tune_got);
     }
     if let Some(file) = value("--misses-in") {
+        anyhow::ensure!(
+            file != BLIND,
+            "{BLIND} is the blind held-out set: its requests are not read while working on retrieval"
+        );
         let cases = load_cases(&dir.join(&file))?;
         let got = run(&lib, &cases, &cfg, None).await?;
         print_misses(&lib, &file, &cases, &got);
