@@ -71,13 +71,22 @@ impl Store {
 
     /// [`Store::open`] with the clock that stamps the rows it writes.
     pub fn open_with_clock(path: impl AsRef<Path>, clock: Arc<dyn Clock>) -> Result<Self> {
+        Self::open_with_linger(path, clock, writer::LINGER)
+    }
+
+    /// `linger`: how long the writer lets a batch of writes wait for more ([`writer::LINGER`]).
+    fn open_with_linger(
+        path: impl AsRef<Path>,
+        clock: Arc<dyn Clock>,
+        linger: std::time::Duration,
+    ) -> Result<Self> {
         let path = path.as_ref().to_owned();
         let mut write_conn = connection::open_writer(&path)?;
         migrations::migrate(&mut write_conn)?;
         let reader = connection::open_reader(&path)?;
         let (tx, rx) = mpsc::channel();
         let backlog = Arc::new(Backlog::new(DEFAULT_LIMIT_BYTES));
-        let thread = writer::spawn(write_conn, rx, backlog.clone(), clock.clone())?;
+        let thread = writer::spawn(write_conn, rx, backlog.clone(), clock.clone(), linger)?;
         tracing::debug!(path = %path.display(), "store: opened");
         Ok(Self {
             path,
@@ -909,6 +918,26 @@ mod tests {
              BEGIN SELECT RAISE({action}, 'poisoned turn'); END;"
         ))
         .unwrap();
+    }
+
+    /// A write waits up to the linger for company before it commits, and a flush cuts the
+    /// wait short. (Without the linger the turn is visible within microseconds; only an
+    /// extremely slow machine could make the first check pass without it.)
+    #[test]
+    fn writes_wait_for_company_until_a_flush() {
+        let dir = tempfile::TempDir::new().unwrap();
+        let store = Store::open_with_linger(
+            dir.path().join("db.sqlite"),
+            Arc::new(SystemClock),
+            std::time::Duration::from_secs(120),
+        )
+        .unwrap();
+        store.recorder().record_turn(turn("s", "a"));
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        assert!(store.turn_ids_in_session("s").unwrap().is_empty());
+        store.recorder().record_turn(turn("s", "b"));
+        store.flush().unwrap();
+        assert_eq!(store.turn_ids_in_session("s").unwrap(), ["a", "b"]);
     }
 
     #[test]
