@@ -384,7 +384,7 @@ async fn main() -> Result<()> {
 }
 
 /// recall@3 / false injection with and without the everyday rule (and, for comparison, with
-/// stricter `min_score`s), one column per part: the tuning files split into halves (even and
+/// `min_score`s around the default), one column per part: the tuning files split into halves (even and
 /// odd lines: choose on A, confirm on B) and the development sets. The blind held-out set is
 /// not among them.
 async fn everyday_comparison(
@@ -416,13 +416,15 @@ async fn everyday_comparison(
         print!(" {name} ({with} / {}) |", cases.len() - with);
     }
     println!("\n|---|{}", "---|".repeat(parts.len()));
+    let m = cfg.min_score;
     let mut rows = vec![
-        (false, cfg.min_score),
-        (true, cfg.min_score),
-        (false, 8.0),
-        (false, 9.0),
-        (true, 7.0),
-        (true, 7.5),
+        (false, m),
+        (true, m),
+        // Does a stricter threshold alone do what the rule does?
+        (false, m + 1.0),
+        (false, m + 2.0),
+        (true, m - 0.5),
+        (true, m + 0.5),
     ];
     rows.extend(extra_min_scores.iter().map(|&m| (true, m)));
     for (rule, min_score) in rows {
