@@ -627,3 +627,19 @@ impl TurnHook for SkillInjector {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The thresholds are written twice: in config.yaml's defaults, which the product runs
+    /// with, and in `RetrievalConfig`'s, which skills-eval and the quality tests measure. A
+    /// figure measured on one must hold for the other.
+    #[test]
+    fn config_defaults_are_the_retrieval_defaults_the_evaluation_measures() {
+        assert_eq!(
+            retrieval_config(&Config::default()),
+            RetrievalConfig::default()
+        );
+    }
+}

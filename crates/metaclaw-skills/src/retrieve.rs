@@ -19,7 +19,7 @@ pub enum Mode {
     Embedding,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct RetrievalConfig {
     pub mode: Mode,
     /// At most this many retrieved skills (pinned ones come on top).

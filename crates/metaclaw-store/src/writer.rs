@@ -297,11 +297,13 @@ fn run(
                 next = rx.try_recv().ok();
             } else if taken < MAX_BATCH {
                 next = rx.try_recv().ok().or_else(|| {
-                    // Writes only (a flush or call has just committed): wait a moment for more.
+                    // Wait out the rest of the linger for more, if writes are pending (a flush
+                    // or a call has committed them already otherwise).
                     let left = linger.checked_sub(started.elapsed())?;
-                    (!pending.is_empty())
-                        .then(|| rx.recv_timeout(left).ok())
-                        .flatten()
+                    if pending.is_empty() {
+                        return None;
+                    }
+                    rx.recv_timeout(left).ok()
                 });
             }
         }

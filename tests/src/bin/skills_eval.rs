@@ -191,14 +191,11 @@ async fn main() -> Result<()> {
         let got = run(&lib, &heldout, &cfg, None).await?;
         report("own held-out part (heldout.jsonl)", &heldout, &got);
     }
+    let blind_title = format!("blind held-out ({BLIND})");
     let held_out = development
         .iter()
         .map(|(_, title, cases)| (*title, cases))
-        .chain(
-            blind
-                .iter()
-                .map(|cases| ("blind held-out (heldout_blind3.jsonl)", cases)),
-        );
+        .chain(blind.iter().map(|cases| (blind_title.as_str(), cases)));
     for (title, cases) in held_out.filter(|_| !tune_only) {
         let got = run(&lib, cases, &cfg, None).await?;
         report(title, cases, &got);
@@ -342,8 +339,17 @@ async fn main() -> Result<()> {
         tuning.extend(request_words.iter().flatten().cloned());
         tuning.extend(everyday.iter().flatten().cloned());
         // `--min-scores 8,9,10`: more rows with the rule on, for re-tuning after bank changes.
-        let extra: Vec<f32> = value("--min-scores")
-            .map(|v| v.split(',').filter_map(|x| x.trim().parse().ok()).collect())
+        let extra = value("--min-scores")
+            .map(|v| {
+                v.split(',')
+                    .map(|x| {
+                        x.trim().parse::<f32>().map_err(|e| {
+                            anyhow::anyhow!("--min-scores wants numbers like 9.5,10: {x:?}: {e}")
+                        })
+                    })
+                    .collect::<Result<Vec<_>>>()
+            })
+            .transpose()?
             .unwrap_or_default();
         everyday_comparison(&lib, &cfg, &tuning, &heldout, &development, &extra).await?;
     }
@@ -384,9 +390,9 @@ async fn main() -> Result<()> {
 }
 
 /// recall@3 / false injection with and without the everyday rule (and, for comparison, with
-/// `min_score`s around the default), one column per part: the tuning files split into halves (even and
-/// odd lines: choose on A, confirm on B) and the development sets. The blind held-out set is
-/// not among them.
+/// `min_score`s around the default), one column per part: the tuning files split into halves
+/// (even and odd lines: choose on A, confirm on B) and the development sets. The blind
+/// held-out set is not among them.
 async fn everyday_comparison(
     lib: &Library,
     cfg: &RetrievalConfig,
