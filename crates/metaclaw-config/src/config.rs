@@ -277,7 +277,7 @@ impl Default for SkillsConfig {
             include_bundled: true,
             // Chosen on the tuning files' half A (`skills-eval --everyday --min-scores`): the
             // lowest threshold with at most 5 % false injection there (round 7).
-            min_score: 10.5,
+            min_score: 10.0,
             relative_threshold: 0.4,
             min_similarity: 0.35,
             token_budget: 2000,

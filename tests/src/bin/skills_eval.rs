@@ -1,7 +1,7 @@
 //! Retrieval quality of the bundled bank on the labelled sets in tests/fixtures/retrieval/:
 //! recall@1, recall@3, MRR and false injections per part (tuning, own held-out, independent
-//! held-out and the first and second blind sets, now development sets, and the third blind
-//! set, the held-out figure), overall, per language and per kind of request.
+//! held-out and the first four blind sets, now development sets, and the fifth blind set, the
+//! held-out figure), overall, per language and per kind of request.
 //!
 //! `cargo run -p metaclaw-tests --bin skills-eval [-- --options] [--modes] [--sweep] [--misses]`
 //! - `--options` compares the analyzers and the trigger field (the choices behind the default);
@@ -10,7 +10,7 @@
 //! - `--sweep` varies the thresholds and the companion floor **on the tuning part only**;
 //! - `--everyday` compares retrieval with and without the everyday rule on the halves of the
 //!   tuning files and on the development sets, never on the blind held-out set (`--min-scores
-//!   9.5,10` adds rows with the rule on);
+//!   9.5,10 --floors 6,7` adds a grid of rows with the rule on);
 //! - `--misses` lists the misses of the tuning part, `--misses-in FILE` those of any set in
 //!   tests/fixtures/retrieval/ (a development set only: never the one reported as blind);
 //! - `--query TEXT` lists the best skills for one request with score, coverage and terms;
@@ -29,7 +29,7 @@ use metaclaw_tests::eval::{
 use metaclaw_tests::mock_upstream::MockUpstream;
 
 /// The held-out set nobody working on retrieval reads (tests/fixtures/README.md).
-const BLIND: &str = "heldout_blind3.jsonl";
+const BLIND: &str = "heldout_blind5.jsonl";
 
 const HEADER: &str = "| | cases (with skill / none) | recall@1 | recall@3 | MRR | false injection | skills / query |\n|---|---|---|---|---|---|---|";
 
@@ -158,6 +158,16 @@ async fn main() -> Result<()> {
             "heldout_blind2.jsonl",
             "second blind",
             "second blind held-out, now a development set (heldout_blind2.jsonl)",
+        ),
+        (
+            "heldout_blind3.jsonl",
+            "third blind",
+            "third blind held-out, now a development set (heldout_blind3.jsonl)",
+        ),
+        (
+            "heldout_blind4.jsonl",
+            "fourth blind",
+            "fourth blind held-out, now a development set (heldout_blind4.jsonl)",
         ),
     ] {
         if let Some(cases) = optional(file)? {
@@ -338,20 +348,27 @@ async fn main() -> Result<()> {
         let mut tuning = tune.clone();
         tuning.extend(request_words.iter().flatten().cloned());
         tuning.extend(everyday.iter().flatten().cloned());
-        // `--min-scores 8,9,10`: more rows with the rule on, for re-tuning after bank changes.
-        let extra = value("--min-scores")
-            .map(|v| {
-                v.split(',')
-                    .map(|x| {
-                        x.trim().parse::<f32>().map_err(|e| {
-                            anyhow::anyhow!("--min-scores wants numbers like 9.5,10: {x:?}: {e}")
+        // `--min-scores 9.5,10` and `--floors 5,7,9`: a grid of rows with the rule on, for
+        // re-tuning after bank changes.
+        let numbers = |key: &str| -> Result<Vec<f32>> {
+            value(key)
+                .map(|v| {
+                    v.split(',')
+                        .map(|x| {
+                            x.trim().parse::<f32>().map_err(|e| {
+                                anyhow::anyhow!("{key} wants numbers like 9.5,10: {x:?}: {e}")
+                            })
                         })
-                    })
-                    .collect::<Result<Vec<_>>>()
-            })
-            .transpose()?
-            .unwrap_or_default();
-        everyday_comparison(&lib, &cfg, &tuning, &heldout, &development, &extra).await?;
+                        .collect::<Result<Vec<_>>>()
+                })
+                .transpose()
+                .map(Option::unwrap_or_default)
+        };
+        let grid = Grid {
+            min_scores: numbers("--min-scores")?,
+            floors: numbers("--floors")?,
+        };
+        everyday_comparison(&lib, &cfg, &tuning, &heldout, &development, &grid).await?;
     }
     if flag("--sweep") {
         println!("\nthreshold sweep on the tuning part (min_score / relative):\n\n{HEADER}");
@@ -389,17 +406,24 @@ async fn main() -> Result<()> {
     Ok(())
 }
 
+/// Extra rows for the everyday table: every floor with every `min_score` (the default when
+/// either list is empty).
+struct Grid {
+    min_scores: Vec<f32>,
+    floors: Vec<f32>,
+}
+
 /// recall@3 / false injection with and without the everyday rule (and, for comparison, with
-/// `min_score`s around the default), one column per part: the tuning files split into halves
-/// (even and odd lines: choose on A, confirm on B) and the development sets. The blind
-/// held-out set is not among them.
+/// `min_score`s and topic floors around the default), one column per part: the tuning files
+/// split into halves (even and odd lines: choose on A, confirm on B) and the development sets.
+/// The blind held-out set is not among them.
 async fn everyday_comparison(
     lib: &Library,
     cfg: &RetrievalConfig,
     tuning: &[Case],
     own: &[Case],
     development: &[(&str, &str, Vec<Case>)],
-    extra_min_scores: &[f32],
+    grid: &Grid,
 ) -> Result<()> {
     let half = |parity: usize| -> Vec<Case> {
         tuning
@@ -416,30 +440,52 @@ async fn everyday_comparison(
             .iter()
             .map(|(name, _, cases)| (*name, cases.as_slice())),
     );
-    print!("\neveryday rule, recall@3 / false injection:\n\n| rule, min_score |");
+    print!("\neveryday rule, recall@3 / false injection:\n\n| topic floor, min_score |");
     for (name, cases) in &parts {
         let with = cases.iter().filter(|c| !c.expected.is_empty()).count();
         print!(" {name} ({with} / {}) |", cases.len() - with);
     }
     println!("\n|---|{}", "---|".repeat(parts.len()));
     let m = cfg.min_score;
+    let f = cfg.everyday_topic_floor;
     let mut rows = vec![
-        (false, m),
-        (true, m),
+        (None, m),
+        (f, m),
+        // The rule before round 8: any topic word will do.
+        (Some(0.0), m),
         // Does a stricter threshold alone do what the rule does?
-        (false, m + 1.0),
-        (false, m + 2.0),
-        (true, m - 0.5),
-        (true, m + 0.5),
+        (None, m + 1.0),
+        (None, m + 2.0),
+        (f, m - 0.5),
+        (f, m + 0.5),
+        (f.map(|f| f - 1.0), m),
+        (f.map(|f| f + 1.0), m),
     ];
-    rows.extend(extra_min_scores.iter().map(|&m| (true, m)));
-    for (rule, min_score) in rows {
+    let min_scores = if grid.min_scores.is_empty() {
+        vec![m]
+    } else {
+        grid.min_scores.clone()
+    };
+    let floors: Vec<Option<f32>> = if grid.floors.is_empty() {
+        vec![f]
+    } else {
+        grid.floors.iter().map(|&x| Some(x)).collect()
+    };
+    if !(grid.min_scores.is_empty() && grid.floors.is_empty()) {
+        for &floor in &floors {
+            rows.extend(min_scores.iter().map(|&m| (floor, m)));
+        }
+    }
+    for (floor, min_score) in rows {
         let c = RetrievalConfig {
-            everyday_needs_topic: rule,
+            everyday_topic_floor: floor,
             min_score,
             ..cfg.clone()
         };
-        print!("| {}, {min_score} |", if rule { "on" } else { "off" });
+        match floor {
+            None => print!("| off, {min_score} |"),
+            Some(floor) => print!("| {floor}, {min_score} |"),
+        }
         for (_, cases) in &parts {
             let m = score(cases, &run(lib, cases, &c, None).await?);
             print!(
