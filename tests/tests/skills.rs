@@ -324,7 +324,7 @@ async fn everyday_requests_worded_as_tasks_rarely_get_a_skill() {
     });
     let on = RetrievalConfig::default();
     let off = RetrievalConfig {
-        everyday_topic_floor: None,
+        everyday: None,
         ..on.clone()
     };
     let with = score(&cases, &run(&lib, &cases, &on, None).await.unwrap());

@@ -28,5 +28,8 @@ pub use error::{Result, SkillsError};
 pub use index::{Hit, Index};
 pub use library::{Library, Sources};
 pub use lint::{Finding, KNOWN_CATEGORIES, Level, check as check_skill, lint_dir};
-pub use retrieve::{Candidate, Mode, Retrieval, RetrievalConfig, SkillState, States, retrieve};
+pub use retrieve::{
+    Candidate, EVERYDAY_RULE, EverydayRule, Mode, Retrieval, RetrievalConfig, SkillState, States,
+    retrieve,
+};
 pub use skill::{DEFAULT_CATEGORY, Skill, SkillSource, valid_name};

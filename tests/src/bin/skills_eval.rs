@@ -1,6 +1,6 @@
 //! Retrieval quality of the bundled bank on the labelled sets in tests/fixtures/retrieval/:
 //! recall@1, recall@3, MRR and false injections per part (tuning, own held-out, independent
-//! held-out and the first four blind sets, now development sets, and the fifth blind set, the
+//! held-out and the first five blind sets, now development sets, and the sixth blind set, the
 //! held-out figure), overall, per language and per kind of request.
 //!
 //! `cargo run -p metaclaw-tests --bin skills-eval [-- --options] [--modes] [--sweep] [--misses]`
@@ -10,7 +10,7 @@
 //! - `--sweep` varies the thresholds and the companion floor **on the tuning part only**;
 //! - `--everyday` compares retrieval with and without the everyday rule on the halves of the
 //!   tuning files and on the development sets, never on the blind held-out set (`--min-scores
-//!   9.5,10 --floors 6,7` adds a grid of rows with the rule on);
+//!   9.5,10 --floors 6,7 --coverages 0.2,0.3` adds a grid of rows with the rule on);
 //! - `--misses` lists the misses of the tuning part, `--misses-in FILE` those of any set in
 //!   tests/fixtures/retrieval/ (a development set only: never the one reported as blind);
 //! - `--query TEXT` lists the best skills for one request with score, coverage and terms;
@@ -20,7 +20,8 @@ use std::time::Duration;
 
 use anyhow::Result;
 use metaclaw_skills::{
-    Analyzer, AnalyzerOptions, Cjk, Embedder, Library, Mode, RetrievalConfig, Skill, Sources,
+    Analyzer, AnalyzerOptions, Cjk, EVERYDAY_RULE, Embedder, EverydayRule, Library, Mode,
+    RetrievalConfig, Skill, Sources,
 };
 use metaclaw_tests::eval::{
     Case, MemoryCache, Metrics, breakdown, fixtures_dir, load_cases, non_english, run, score,
@@ -29,7 +30,7 @@ use metaclaw_tests::eval::{
 use metaclaw_tests::mock_upstream::MockUpstream;
 
 /// The held-out set nobody working on retrieval reads (tests/fixtures/README.md).
-const BLIND: &str = "heldout_blind5.jsonl";
+const BLIND: &str = "heldout_blind6.jsonl";
 
 const HEADER: &str = "| | cases (with skill / none) | recall@1 | recall@3 | MRR | false injection | skills / query |\n|---|---|---|---|---|---|---|";
 
@@ -168,6 +169,11 @@ async fn main() -> Result<()> {
             "heldout_blind4.jsonl",
             "fourth blind",
             "fourth blind held-out, now a development set (heldout_blind4.jsonl)",
+        ),
+        (
+            "heldout_blind5.jsonl",
+            "fifth blind",
+            "fifth blind held-out, now a development set (heldout_blind5.jsonl)",
         ),
     ] {
         if let Some(cases) = optional(file)? {
@@ -348,8 +354,8 @@ async fn main() -> Result<()> {
         let mut tuning = tune.clone();
         tuning.extend(request_words.iter().flatten().cloned());
         tuning.extend(everyday.iter().flatten().cloned());
-        // `--min-scores 9.5,10` and `--floors 5,7,9`: a grid of rows with the rule on, for
-        // re-tuning after bank changes.
+        // `--min-scores 9.5,10`, `--floors 5,7,9` and `--coverages 0.2,0.3`: a grid of rows
+        // with the rule on, for re-tuning after bank changes.
         let numbers = |key: &str| -> Result<Vec<f32>> {
             value(key)
                 .map(|v| {
@@ -367,6 +373,7 @@ async fn main() -> Result<()> {
         let grid = Grid {
             min_scores: numbers("--min-scores")?,
             floors: numbers("--floors")?,
+            coverages: numbers("--coverages")?,
         };
         everyday_comparison(&lib, &cfg, &tuning, &heldout, &development, &grid).await?;
     }
@@ -406,11 +413,12 @@ async fn main() -> Result<()> {
     Ok(())
 }
 
-/// Extra rows for the everyday table: every floor with every `min_score` (the default when
-/// either list is empty).
+/// Extra rows for the everyday table: every topic floor and coverage with every `min_score`
+/// (the default for a list left empty).
 struct Grid {
     min_scores: Vec<f32>,
     floors: Vec<f32>,
+    coverages: Vec<f32>,
 }
 
 /// recall@3 / false injection with and without the everyday rule (and, for comparison, with
@@ -440,51 +448,61 @@ async fn everyday_comparison(
             .iter()
             .map(|(name, _, cases)| (*name, cases.as_slice())),
     );
-    print!("\neveryday rule, recall@3 / false injection:\n\n| topic floor, min_score |");
+    print!("\neveryday rule, recall@3 / false injection:\n\n| topic floor, coverage, min_score |");
     for (name, cases) in &parts {
         let with = cases.iter().filter(|c| !c.expected.is_empty()).count();
         print!(" {name} ({with} / {}) |", cases.len() - with);
     }
     println!("\n|---|{}", "---|".repeat(parts.len()));
     let m = cfg.min_score;
-    let f = cfg.everyday_topic_floor;
+    let rule = cfg.everyday.unwrap_or(EVERYDAY_RULE);
+    let with = |topic_floor: f32, coverage: f32| {
+        Some(EverydayRule {
+            topic_floor,
+            coverage,
+        })
+    };
+    let (f, c) = (rule.topic_floor, rule.coverage);
     let mut rows = vec![
         (None, m),
-        (f, m),
-        // The rule before round 8: any topic word will do.
-        (Some(0.0), m),
+        (Some(rule), m),
+        // The rule of rounds 6 and 7: any topic word will do.
+        (with(0.0, c), m),
+        // Without the coverage that lets a broad match through.
+        (with(f, f32::INFINITY), m),
         // Does a stricter threshold alone do what the rule does?
         (None, m + 1.0),
         (None, m + 2.0),
-        (f, m - 0.5),
-        (f, m + 0.5),
-        (f.map(|f| f - 1.0), m),
-        (f.map(|f| f + 1.0), m),
+        (Some(rule), m - 0.5),
+        (Some(rule), m + 0.5),
+        (with(f - 1.0, c), m),
+        (with(f + 1.0, c), m),
     ];
-    let min_scores = if grid.min_scores.is_empty() {
-        vec![m]
-    } else {
-        grid.min_scores.clone()
+    let or = |list: &[f32], default: f32| {
+        if list.is_empty() {
+            vec![default]
+        } else {
+            list.to_vec()
+        }
     };
-    let floors: Vec<Option<f32>> = if grid.floors.is_empty() {
-        vec![f]
-    } else {
-        grid.floors.iter().map(|&x| Some(x)).collect()
-    };
-    if !(grid.min_scores.is_empty() && grid.floors.is_empty()) {
-        for &floor in &floors {
-            rows.extend(min_scores.iter().map(|&m| (floor, m)));
+    if !(grid.min_scores.is_empty() && grid.floors.is_empty() && grid.coverages.is_empty()) {
+        for floor in or(&grid.floors, f) {
+            for coverage in or(&grid.coverages, c) {
+                for min_score in or(&grid.min_scores, m) {
+                    rows.push((with(floor, coverage), min_score));
+                }
+            }
         }
     }
-    for (floor, min_score) in rows {
+    for (everyday, min_score) in rows {
         let c = RetrievalConfig {
-            everyday_topic_floor: floor,
+            everyday,
             min_score,
             ..cfg.clone()
         };
-        match floor {
+        match everyday {
             None => print!("| off, {min_score} |"),
-            Some(floor) => print!("| {floor}, {min_score} |"),
+            Some(r) => print!("| {}, {}, {min_score} |", r.topic_floor, r.coverage),
         }
         for (_, cases) in &parts {
             let m = score(cases, &run(lib, cases, &c, None).await?);

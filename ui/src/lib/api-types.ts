@@ -1299,7 +1299,7 @@ export interface components {
              *       "evolution_every_n_turns": 10,
              *       "auto_approve": false,
              *       "include_bundled": true,
-             *       "min_score": 10.5,
+             *       "min_score": 10,
              *       "relative_threshold": 0.4,
              *       "min_similarity": 0.35,
              *       "token_budget": 2000,
@@ -2971,7 +2971,7 @@ export interface components {
              * Format: double
              * @description BM25 score the best skill needs for a request to get any (zero skills is a valid
              *     answer); further skills need 90% of it.
-             * @default 10.5
+             * @default 10
              */
             min_score: number;
             /**
