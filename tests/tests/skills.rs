@@ -296,8 +296,8 @@ async fn retrieval_keeps_its_figures_on_the_tuning_set() {
         bm25.false_injection < template.false_injection,
         "{bm25:?} vs {template:?}"
     );
-    // Floors a little below the measured figures (round 7: recall@3 0.920, recall@1 0.878, MRR
-    // 0.898, false injection 0.0% over 154 requests without a skill; non-English recall@3
+    // Floors a little below the measured figures (round 8: recall@3 0.934, recall@1 0.888, MRR
+    // 0.910, false injection 0.0% over 154 requests without a skill; non-English recall@3
     // 0.982), so that a regression in the analyzer (CJK bigrams, katakana words, stemming), the
     // trigger field, query cleaning or ranking fails.
     assert!(bm25.recall_at_3 >= 0.90, "{bm25:?}");
@@ -311,8 +311,7 @@ async fn retrieval_keeps_its_figures_on_the_tuning_set() {
 
 /// Everyday tasks worded as requests (round 6's tuning file, written by three writers who saw
 /// only the skills' names and descriptions): the everyday rule removes many of their false
-/// injections (round 7: 7.4 % with it, 13.0 % without, same recall) for at most a little
-/// recall.
+/// injections (round 8: 7.0 % with it) for at most a little recall.
 #[tokio::test]
 async fn everyday_requests_worded_as_tasks_rarely_get_a_skill() {
     use metaclaw_skills::{Library, RetrievalConfig, Sources};

@@ -548,6 +548,53 @@ mod tests {
         );
     }
 
+    /// One topic word in passing does not carry a request about daily life (a balcony garden
+    /// "recommend a few" matching compare-libraries); a match covering much of the request
+    /// does, though its topic words score as little ("email" is in several skills).
+    #[test]
+    fn a_topic_word_in_passing_does_not_carry_an_everyday_request() {
+        let lib = bank();
+        let cfg = RetrievalConfig::default();
+        let rule = cfg.everyday.unwrap();
+        let any_topic_word = RetrievalConfig {
+            everyday: Some(EverydayRule {
+                topic_floor: 0.0,
+                ..rule
+            }),
+            ..cfg.clone()
+        };
+        for request in [
+            "阳台朝北，基本晒不到太阳，能种点什么花？推荐几个好养的。",
+            "Thermomix oder Monsieur Cuisine – was lohnt sich für eine Familie mit drei \
+             Kindern? Vergleich mal bitte.",
+        ] {
+            let r = retrieve(&lib, &States::new(), request, &any_topic_word, None);
+            assert_eq!(
+                r.injected_names().first(),
+                Some(&"compare-libraries"),
+                "{request}"
+            );
+            let r = retrieve(&lib, &States::new(), request, &cfg, None);
+            assert!(r.injected_names().is_empty(), "{request}: {r:?}");
+            let why = &r
+                .candidates
+                .iter()
+                .find(|c| c.name == "compare-libraries")
+                .unwrap()
+                .reason;
+            assert!(why.contains("score too little"), "{request}: {why}");
+        }
+        let request = "write a polite email to the hotel about our lost luggage";
+        let hit = &lib.index().hits(request, 1)[0];
+        assert!(
+            hit.everyday > 0 && hit.topic > 0.0 && hit.topic < rule.topic_floor,
+            "{hit:?}"
+        );
+        assert!(hit.coverage >= rule.coverage, "{hit:?}");
+        let r = retrieve(&lib, &States::new(), request, &cfg, None);
+        assert_eq!(r.injected_names(), ["write-clear-emails"]);
+    }
+
     #[test]
     fn pins_disables_budget_and_top_k() {
         let lib = bank();
