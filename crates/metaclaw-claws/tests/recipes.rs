@@ -967,3 +967,18 @@ fn qwen_code_settings_changed_after_the_rewrite_are_kept() {
     );
     assert!(home.path(".qwen/settings.json.orig").exists());
 }
+
+/// The restart hint is shown after wiring and after unwiring alike, so it must not say which
+/// way the agent now points ("new sessions use MetaClaw" after an uninstall).
+#[test]
+fn restart_hints_read_true_after_wiring_and_after_unwiring() {
+    for r in metaclaw_claws::recipes() {
+        if let Some(hint) = &r.restart_spec().hint {
+            assert!(
+                !hint.to_lowercase().contains("use metaclaw"),
+                "{}: {hint}",
+                r.name()
+            );
+        }
+    }
+}

@@ -193,7 +193,8 @@ fn bm25_ranked(lib: &Library, query: &str, cfg: &RetrievalConfig) -> Vec<Ranked>
                         format!(
                             "the request is about everyday life ({everyday} everyday {words}) \
                              and this skill's topic words score too little ({topic:.2} < {:.2}) \
-                             for a match this partial ({:.0}% of its specific words < {:.0}%)",
+                             for a match this partial (it covers {:.0}% of the request's specific \
+                             words, < {:.0}%)",
                             rule.topic_floor,
                             coverage * 100.0,
                             rule.coverage * 100.0
