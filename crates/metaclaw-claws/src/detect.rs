@@ -1,4 +1,4 @@
-//! Whether a claw is installed on this machine, judged from its files alone (no claw is run).
+//! Whether a claw is installed on this machine, judged from its files and `PATH` (no claw is run).
 
 use std::path::{Path, PathBuf};
 
@@ -7,10 +7,20 @@ use crate::recipe::Recipe;
 
 /// The sign that `recipe`'s claw is installed: the first of its config files that exists, or
 /// the nearest existing folder on the way to one, below the home directory (the home itself
-/// and `/` prove nothing). `None` when the claw left no trace.
+/// and `/` prove nothing); else its program on `PATH`, for a claw installed but never run.
+/// `None` when the claw left no trace.
 pub fn installed(recipe: &Recipe, env: &PathEnv) -> Option<PathBuf> {
-    let paths = recipe.resolve_paths(env).ok()?;
-    paths.iter().find_map(|(_, path)| evidence(path, &env.home))
+    let files = recipe
+        .resolve_paths(env)
+        .ok()
+        .and_then(|paths| paths.iter().find_map(|(_, path)| evidence(path, &env.home)));
+    files.or_else(|| on_path(&recipe.commands, env))
+}
+
+fn on_path(commands: &[String], env: &PathEnv) -> Option<PathBuf> {
+    let dirs = env.var("PATH")?;
+    std::env::split_paths(dirs)
+        .find_map(|dir| commands.iter().map(|c| dir.join(c)).find(|p| p.is_file()))
 }
 
 fn evidence(config: &Path, home: &Path) -> Option<PathBuf> {
@@ -38,5 +48,24 @@ mod tests {
             installed(&hermes, &env),
             Some(home.path().join(".hermes/config.yaml"))
         );
+    }
+
+    /// Installed but never run: no file yet, only the program on PATH. A file wins, since it
+    /// is where the wiring goes.
+    #[test]
+    fn a_claw_program_on_path_is_evidence_before_it_writes_a_file() {
+        let home = tempfile::tempdir().unwrap();
+        let bin = tempfile::tempdir().unwrap();
+        let claude = crate::recipe("claude-code").unwrap();
+        let path = std::env::join_paths([bin.path()]).unwrap();
+        let env = PathEnv::new(home.path()).with_var("PATH", path.to_string_lossy());
+        assert_eq!(installed(&claude, &env), None);
+        std::fs::write(bin.path().join("claude"), "#!/bin/sh\n").unwrap();
+        assert_eq!(installed(&claude, &env), Some(bin.path().join("claude")));
+        // Another claw's program proves nothing about this one.
+        let qwen = crate::recipe("qwen-code").unwrap();
+        assert_eq!(installed(&qwen, &env), None);
+        std::fs::create_dir(home.path().join(".claude")).unwrap();
+        assert_eq!(installed(&claude, &env), Some(home.path().join(".claude")));
     }
 }

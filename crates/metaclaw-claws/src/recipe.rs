@@ -49,6 +49,10 @@ struct RawRecipe {
     name: String,
     display_name: String,
     protocol: Protocol,
+    /// Programs whose presence on `PATH` shows the claw is installed before it has written
+    /// any file (installed, never run).
+    #[serde(default)]
+    commands: Vec<String>,
     #[serde(default)]
     verified: bool,
     #[serde(default)]
@@ -142,6 +146,7 @@ pub struct Recipe {
     pub(crate) name: String,
     pub(crate) display_name: String,
     pub(crate) protocol: Protocol,
+    pub(crate) commands: Vec<String>,
     pub(crate) verified: bool,
     pub(crate) sources: Vec<String>,
     pub(crate) notes: Vec<String>,
@@ -343,6 +348,7 @@ impl Recipe {
             name: raw.name,
             display_name: raw.display_name,
             protocol: raw.protocol,
+            commands: raw.commands,
             verified: raw.verified,
             sources: raw.sources,
             notes: raw.notes,

@@ -55,7 +55,8 @@ pub struct DetectedAgent {
 }
 
 /// The agents installed for this user: OpenClaw when its CLI is on PATH, the recipe claws
-/// when their configuration (or its folder) exists. Reads files and PATH only.
+/// when their configuration (or its folder) exists or their program is on PATH. Reads files
+/// and PATH only.
 pub fn detect_agents(home: &Home) -> Vec<DetectedAgent> {
     let wired = wired_agents(home);
     let mut found = Vec::new();
