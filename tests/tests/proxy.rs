@@ -355,6 +355,15 @@ async fn bad_input_gets_openai_and_anthropic_shaped_errors() {
             .await
             .unwrap();
         assert_eq!(resp.status(), status, "{path} {needle}");
+        // A body too large to read leaves the connection unusable; one read to the end does
+        // not.
+        assert_eq!(
+            resp.headers()
+                .get("connection")
+                .is_some_and(|v| v == "close"),
+            status == 413,
+            "{path} {needle}"
+        );
         let v: Value = resp.json().await.unwrap();
         let message = if path == "/v1/messages" {
             assert_eq!(v["type"], "error");
@@ -386,6 +395,20 @@ async fn bad_input_gets_openai_and_anthropic_shaped_errors() {
         resp.json::<Value>().await.unwrap()["error"]["type"],
         "authentication_error"
     );
+    // Refused before its body is read: the client is told the connection closes, so a
+    // keep-alive client's next request opens a new one instead of finding it dead.
+    for attempt in 0..20 {
+        let resp = h
+            .client
+            .post(format!("{}/v1/chat/completions", h.base))
+            .bearer_auth("nope")
+            .json(&chat("x"))
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("attempt {attempt}: {e}"));
+        assert_eq!(resp.status(), 401);
+        assert_eq!(resp.headers()["connection"], "close");
+    }
     assert!(
         h.mock.requests().is_empty(),
         "nothing invalid reached the upstream"

@@ -90,7 +90,19 @@ impl ProxyError {
     pub fn into_response_for(self, dialect: Dialect) -> Response {
         let status = self.status();
         let body = self.body(dialect);
-        json_response(status, &body)
+        let mut resp = json_response(status, &body);
+        if self.leaves_body_unread() {
+            resp.headers_mut()
+                .insert(header::CONNECTION, HeaderValue::from_static("close"));
+        }
+        resp
+    }
+
+    /// The caller's key is checked before the body is read, and a body over the limit is not
+    /// read to its end. hyper will not reuse such a connection, so the response must say it
+    /// closes, or a keep-alive client's next request on it finds it dead.
+    fn leaves_body_unread(&self) -> bool {
+        matches!(self, Self::Unauthorized(_) | Self::TooLarge { .. })
     }
 }
 

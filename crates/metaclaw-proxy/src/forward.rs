@@ -86,11 +86,12 @@ async fn serve_turn(
     let inner = &state.inner();
     let started = Instant::now();
     let started_at = inner.clock.now();
+    // The key first (see `ProxyError::leaves_body_unread`), then the whole body.
     let agent = crate::auth::check_caller(headers, &inner.settings)?;
+    let mut body = body::read_json_object(raw, inner.settings.max_body_bytes).await?;
     let client = api.dialect();
     let upstream = inner.settings.upstream.dialect;
     let route = Route::pick(api, &inner.settings.upstream)?;
-    let mut body = body::read_json_object(raw, inner.settings.max_body_bytes).await?;
     match api {
         ClientApi::ChatCompletions => body::validate_chat(&body)?,
         ClientApi::Messages => body::validate_messages(&body)?,
