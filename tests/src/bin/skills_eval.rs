@@ -30,7 +30,7 @@ use metaclaw_tests::eval::{
 use metaclaw_tests::mock_upstream::MockUpstream;
 
 /// The held-out set nobody working on retrieval reads (tests/fixtures/README.md).
-const BLIND: &str = "heldout_blind6.jsonl";
+const BLIND: &str = "heldout_blind7.jsonl";
 
 const HEADER: &str = "| | cases (with skill / none) | recall@1 | recall@3 | MRR | false injection | skills / query |\n|---|---|---|---|---|---|---|";
 
@@ -174,6 +174,11 @@ async fn main() -> Result<()> {
             "heldout_blind5.jsonl",
             "fifth blind",
             "fifth blind held-out, now a development set (heldout_blind5.jsonl)",
+        ),
+        (
+            "heldout_blind6.jsonl",
+            "sixth blind",
+            "sixth blind held-out, now a development set (heldout_blind6.jsonl)",
         ),
     ] {
         if let Some(cases) = optional(file)? {
