@@ -17,10 +17,12 @@ pub fn installed(recipe: &Recipe, env: &PathEnv) -> Option<PathBuf> {
     files.or_else(|| on_path(&recipe.commands, env))
 }
 
+/// The first of `commands` found as an executable on the environment's `PATH`.
 fn on_path(commands: &[String], env: &PathEnv) -> Option<PathBuf> {
     let dirs = env.var("PATH")?;
-    std::env::split_paths(dirs)
-        .find_map(|dir| commands.iter().map(|c| dir.join(c)).find(|p| p.is_file()))
+    commands
+        .iter()
+        .find_map(|c| which::which_in_global(c, Some(dirs)).ok()?.next())
 }
 
 fn evidence(config: &Path, home: &Path) -> Option<PathBuf> {
@@ -33,6 +35,8 @@ fn evidence(config: &Path, home: &Path) -> Option<PathBuf> {
 
 #[cfg(test)]
 mod tests {
+    use std::os::unix::fs::PermissionsExt;
+
     use super::*;
 
     #[test]
@@ -60,8 +64,12 @@ mod tests {
         let path = std::env::join_paths([bin.path()]).unwrap();
         let env = PathEnv::new(home.path()).with_var("PATH", path.to_string_lossy());
         assert_eq!(installed(&claude, &env), None);
-        std::fs::write(bin.path().join("claude"), "#!/bin/sh\n").unwrap();
-        assert_eq!(installed(&claude, &env), Some(bin.path().join("claude")));
+        let program = bin.path().join("claude");
+        std::fs::write(&program, "#!/bin/sh\n").unwrap();
+        // A file that cannot be run is not the program.
+        assert_eq!(installed(&claude, &env), None);
+        std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).unwrap();
+        assert_eq!(installed(&claude, &env), Some(program));
         // Another claw's program proves nothing about this one.
         let qwen = crate::recipe("qwen-code").unwrap();
         assert_eq!(installed(&qwen, &env), None);

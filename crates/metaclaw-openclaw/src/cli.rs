@@ -32,9 +32,9 @@ impl OpenClawCli {
     pub fn locate(path_var: Option<&str>, explicit: Option<&str>) -> Option<OpenClawCli> {
         let program = match explicit.filter(|p| !p.is_empty()) {
             Some(p) => Some(PathBuf::from(p)).filter(|p| p.is_file())?,
-            None => std::env::split_paths(path_var?)
-                .map(|d| d.join("openclaw"))
-                .find(|p| p.is_file())?,
+            None => which::which_in_global("openclaw", Some(path_var?))
+                .ok()?
+                .next()?,
         };
         Some(OpenClawCli {
             program,

@@ -51,12 +51,7 @@ pub const CONFINED_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
 pub fn sandbox() -> Option<&'static Path> {
     static BWRAP: OnceLock<Option<PathBuf>> = OnceLock::new();
     BWRAP
-        .get_or_init(|| {
-            let path = std::env::var_os("PATH")?;
-            std::env::split_paths(&path)
-                .map(|d| d.join("bwrap"))
-                .find(|p| p.is_file())
-        })
+        .get_or_init(|| which::which_global("bwrap").ok())
         .as_deref()
 }
 
