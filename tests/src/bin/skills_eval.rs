@@ -1,6 +1,6 @@
 //! Retrieval quality of the bundled bank on the labelled sets in tests/fixtures/retrieval/:
 //! recall@1, recall@3, MRR and false injections per part (tuning, own held-out, independent
-//! held-out and the first five blind sets, now development sets, and the sixth blind set, the
+//! held-out and the first six blind sets, now development sets, and the seventh blind set, the
 //! held-out figure), overall, per language and per kind of request.
 //!
 //! `cargo run -p metaclaw-tests --bin skills-eval [-- --options] [--modes] [--sweep] [--misses]`
