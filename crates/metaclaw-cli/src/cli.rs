@@ -240,6 +240,11 @@ pub struct SetupArgs {
     /// skills, the judge and status checks.
     #[arg(long)]
     pub own_sign_in: bool,
+    /// The agents `metaclaw start` wires, comma-separated (openclaw, claude-code, codex,
+    /// qwen-code, hermes…), or `none` (claw_type). Asked when interactive, with the agents
+    /// found on this machine preselected; otherwise the stored value stays.
+    #[arg(long)]
+    pub agents: Option<String>,
 }
 
 #[derive(Debug, Args)]

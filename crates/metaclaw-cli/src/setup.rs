@@ -3,13 +3,14 @@
 use std::io::IsTerminal;
 
 use anyhow::{Context, Result, bail};
-use dialoguer::{Input, Password, Select};
+use dialoguer::{Input, MultiSelect, Password, Select};
 use metaclaw_config::{Document, Home};
 use serde_json::{Value, json};
 
 use crate::cli::{ModeArg, SetupArgs};
 use crate::output::say;
 use metaclaw_config::preset::{self, PRESETS, Preset, find};
+use metaclaw_core::wiring::DetectedAgent;
 
 const MODES: [ModeArg; 3] = [ModeArg::SkillsOnly, ModeArg::Rl, ModeArg::Auto];
 
@@ -25,8 +26,12 @@ pub fn run(home: &Home, args: SetupArgs) -> Result<()> {
     let mut doc = loaded.document;
     let interactive = !args.non_interactive && std::io::stdin().is_terminal();
     let args_install = args.install_skills;
+    // Agents installed here but not among those `start` wires (read before this run changes it).
+    let detected = metaclaw_core::wiring::detect_agents(home);
+    let agents_given = args.agents.is_some();
+    let agents_chosen = doc.get("claw_type").is_some() || agents_given;
     let answers = if interactive {
-        ask(&doc, args)?
+        ask(&doc, args, &detected)?
     } else {
         from_flags(&doc, args)?
     };
@@ -52,6 +57,9 @@ pub fn run(home: &Home, args: SetupArgs) -> Result<()> {
     }
     if let Some(port) = answers.port {
         doc.set("proxy.port", json!(port))?;
+    }
+    if let Some(agents) = &answers.agents {
+        doc.set("claw_type", json!(agents.trim()))?;
     }
     if doc.get("proxy.host").is_none() {
         doc.set("proxy.host", json!("127.0.0.1"))?;
@@ -116,6 +124,28 @@ pub fn run(home: &Home, args: SetupArgs) -> Result<()> {
         config.proxy.port
     ));
     say(&format!("  skills    {}", skills_dir.display()));
+    say(&format!("  agents    {}", config.claw_type));
+    let unwired: Vec<&DetectedAgent> = detected
+        .iter()
+        .filter(|a| !config.claw_type.contains(a.claw))
+        .collect();
+    // Said once the choice is left to defaults or earlier runs, never right after one.
+    if !interactive && !agents_given && !unwired.is_empty() {
+        // The default (OpenClaw) counts only when it is installed; a choice always counts.
+        let mut wanted: Vec<String> = config
+            .claw_type
+            .agents()
+            .filter(|c| agents_chosen || detected.iter().any(|a| a.claw == *c))
+            .map(|c| c.to_string())
+            .collect();
+        wanted.extend(unwired.iter().map(|a| a.claw.to_string()));
+        let names: Vec<&str> = unwired.iter().map(|a| a.name.as_str()).collect();
+        say(&format!(
+            "Found here but not wired by `metaclaw start`: {}. To wire: `metaclaw setup --agents {}`.",
+            names.join(", "),
+            wanted.join(",")
+        ));
+    }
     say("Next: `metaclaw start`.");
     Ok(())
 }
@@ -128,6 +158,8 @@ struct Answers {
     api_key: Option<String>,
     /// "Use my agent's own sign-in"; `None` keeps the stored choice.
     own_sign_in: Option<bool>,
+    /// The new `claw_type`; `None` keeps the stored one.
+    agents: Option<String>,
     mode: ModeArg,
     port: Option<u16>,
 }
@@ -181,6 +213,7 @@ fn from_flags(doc: &Document, args: SetupArgs) -> Result<Answers> {
         own_sign_in: args.own_sign_in.then_some(true),
         mode,
         port: args.port,
+        agents: args.agents,
     })
 }
 
@@ -188,7 +221,7 @@ fn mode_from_str(s: &str) -> Option<ModeArg> {
     MODES.into_iter().find(|m| m.as_str() == s)
 }
 
-fn ask(doc: &Document, args: SetupArgs) -> Result<Answers> {
+fn ask(doc: &Document, args: SetupArgs, detected: &[DetectedAgent]) -> Result<Answers> {
     say("MetaClaw setup. Press Enter to keep the value in brackets.");
     let provider = match args.provider {
         Some(p) => preset_arg(&p)?,
@@ -296,6 +329,10 @@ fn ask(doc: &Document, args: SetupArgs) -> Result<Answers> {
             )
         }
     };
+    let agents = match args.agents {
+        Some(a) => Some(a),
+        None => ask_agents(doc, detected)?,
+    };
     Ok(Answers {
         provider,
         api_base,
@@ -304,7 +341,44 @@ fn ask(doc: &Document, args: SetupArgs) -> Result<Answers> {
         own_sign_in: Some(own_sign_in),
         mode,
         port,
+        agents,
     })
+}
+
+/// Which of the agents found on this machine `start` should wire: those already configured
+/// stay ticked, and on a first setup every one found is. Nothing to ask when none is found.
+fn ask_agents(doc: &Document, detected: &[DetectedAgent]) -> Result<Option<String>> {
+    if detected.is_empty() {
+        return Ok(None);
+    }
+    let stored = doc.get("claw_type").is_some();
+    let (current, _) = metaclaw_config::validate(doc)?;
+    let labels: Vec<String> = detected
+        .iter()
+        .map(|a| format!("{} ({})", a.name, a.found))
+        .collect();
+    let ticked: Vec<bool> = detected
+        .iter()
+        .map(|a| !stored || current.claw_type.contains(a.claw))
+        .collect();
+    let chosen = MultiSelect::new()
+        .with_prompt("Agents that use MetaClaw (space toggles, Enter accepts)")
+        .items(&labels)
+        .defaults(&ticked)
+        .interact()?;
+    // Agents the user configured that are not installed now stay; the default does not.
+    let mut agents: Vec<String> = current
+        .claw_type
+        .agents()
+        .filter(|c| stored && !detected.iter().any(|a| a.claw == *c))
+        .map(|c| c.to_string())
+        .collect();
+    agents.extend(chosen.into_iter().map(|i| detected[i].claw.to_string()));
+    Ok(Some(if agents.is_empty() {
+        "none".to_owned()
+    } else {
+        agents.join(", ")
+    }))
 }
 
 fn generate_key() -> String {

@@ -82,6 +82,64 @@ fn non_interactive_setup_writes_a_private_config() {
         .stdout("31555\n");
 }
 
+/// A first setup on a machine with Claude Code and no OpenClaw says how to wire Claude Code,
+/// and `--agents` is the same `claw_type` the config command and the dashboard set.
+#[test]
+fn setup_names_the_agents_found_and_takes_the_ones_to_wire() {
+    let home = tempfile::tempdir().unwrap();
+    let user = tempfile::tempdir().unwrap();
+    let bin = user.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    std::fs::write(bin.join("claude"), "#!/bin/sh\n").unwrap();
+    std::fs::set_permissions(bin.join("claude"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let setup = |extra: &[&str]| {
+        let mut cmd = metaclaw(home.path());
+        cmd.env("HOME", user.path())
+            .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
+            .env_remove("CLAUDE_CONFIG_DIR")
+            .args(["setup", "--non-interactive", "--provider", "kimi"])
+            .args(extra);
+        cmd.assert()
+    };
+    let out = setup(&[]).success().get_output().stdout.clone();
+    let out = String::from_utf8(out).unwrap();
+    assert!(
+        out.contains("Found here but not wired by `metaclaw start`: Claude Code. To wire: `metaclaw setup --agents claude-code`."),
+        "{out}"
+    );
+    let config = || std::fs::read_to_string(home.path().join("config.yaml")).unwrap();
+    assert!(
+        !config().contains("claw_type"),
+        "the default stays implicit"
+    );
+
+    let out = setup(&["--agents", "claude-code"])
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let out = String::from_utf8(out).unwrap();
+    assert!(
+        out.contains("agents    claude-code") && !out.contains("Found here"),
+        "{out}"
+    );
+    assert!(config().contains("claw_type: claude-code"), "{}", config());
+    // Choosing none is a choice too: no reminder right after it.
+    let out = setup(&["--agents", "none"])
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    assert!(!String::from_utf8(out).unwrap().contains("Found here"));
+    setup(&["--agents", "claude-code"]).success();
+
+    // A name that is no agent is refused, readably, and the saved choice stays.
+    setup(&["--agents", "claude-code, clawdbot"])
+        .failure()
+        .stderr(predicate::str::contains("claw_type").and(predicate::str::contains("clawdbot")));
+    assert!(config().contains("claw_type: claude-code"), "{}", config());
+}
+
 #[test]
 fn a_local_server_preset_is_saved_as_custom_with_its_url() {
     let home = tempfile::tempdir().unwrap();
