@@ -26,7 +26,7 @@ pub fn run(home: &Home, args: SetupArgs) -> Result<()> {
     let mut doc = loaded.document;
     let interactive = !args.non_interactive && std::io::stdin().is_terminal();
     let args_install = args.install_skills;
-    // Agents installed here but not among those `start` wires (read before this run changes it).
+    // The agents installed here, and whether the user ever chose which ones `start` wires.
     let detected = metaclaw_core::wiring::detect_agents(home);
     let agents_given = args.agents.is_some();
     let agents_chosen = doc.get("claw_type").is_some() || agents_given;
