@@ -19,16 +19,14 @@ fn metaclaw(home: &Path) -> Command {
     cmd
 }
 
+/// What a command that must succeed printed.
+fn stdout_of(assert: assert_cmd::assert::Assert) -> String {
+    String::from_utf8(assert.success().get_output().stdout.clone()).unwrap()
+}
+
 /// A command that succeeds and prints JSON, parsed.
 fn json_of(home: &Path, args: &[&str]) -> serde_json::Value {
-    let out = metaclaw(home)
-        .args(args)
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    serde_json::from_slice(&out).unwrap()
+    serde_json::from_str(&stdout_of(metaclaw(home).args(args).assert())).unwrap()
 }
 
 #[test]
@@ -67,14 +65,12 @@ fn non_interactive_setup_writes_a_private_config() {
     assert!(text.contains("sk-secret-123456789"));
     assert!(home.path().join("skills").is_dir());
     // A proxy key was generated, and `config` reads it back.
-    let out = metaclaw(home.path())
-        .args(["config", "proxy.api_key"])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    assert!(String::from_utf8(out).unwrap().trim().starts_with("mc-"));
+    let out = stdout_of(
+        metaclaw(home.path())
+            .args(["config", "proxy.api_key"])
+            .assert(),
+    );
+    assert!(out.trim().starts_with("mc-"));
     metaclaw(home.path())
         .args(["config", "proxy.port"])
         .assert()
@@ -101,8 +97,7 @@ fn setup_names_the_agents_found_and_takes_the_ones_to_wire() {
             .args(extra);
         cmd.assert()
     };
-    let out = setup(&[]).success().get_output().stdout.clone();
-    let out = String::from_utf8(out).unwrap();
+    let out = stdout_of(setup(&[]));
     assert!(
         out.contains("Found here but not wired by `metaclaw start`: Claude Code. To wire: `metaclaw setup --agents claude-code`."),
         "{out}"
@@ -113,24 +108,14 @@ fn setup_names_the_agents_found_and_takes_the_ones_to_wire() {
         "the default stays implicit"
     );
 
-    let out = setup(&["--agents", "claude-code"])
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let out = String::from_utf8(out).unwrap();
+    let out = stdout_of(setup(&["--agents", "claude-code"]));
     assert!(
         out.contains("agents    claude-code") && !out.contains("Found here"),
         "{out}"
     );
     assert!(config().contains("claw_type: claude-code"), "{}", config());
     // Choosing none is a choice too: no reminder right after it.
-    let out = setup(&["--agents", "none"])
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    assert!(!String::from_utf8(out).unwrap().contains("Found here"));
+    assert!(!stdout_of(setup(&["--agents", "none"])).contains("Found here"));
     setup(&["--agents", "claude-code"]).success();
 
     // A name that is no agent is refused, readably, and the saved choice stays.
@@ -817,15 +802,12 @@ fn scheduler_windows_and_the_cli_agree_on_the_zone_under_tz() {
     )
     .unwrap();
     for zone in ["Europe/Berlin", "America/New_York", "Asia/Shanghai"] {
-        let out = metaclaw(home.path())
-            .env("TZ", zone)
-            .args(["scheduler", "next-window"])
-            .assert()
-            .success()
-            .get_output()
-            .stdout
-            .clone();
-        let out = String::from_utf8(out).unwrap();
+        let out = stdout_of(
+            metaclaw(home.path())
+                .env("TZ", zone)
+                .args(["scheduler", "next-window"])
+                .assert(),
+        );
         assert!(
             out.contains("23:00 to") && out.trim_end().ends_with("07:00"),
             "TZ={zone}: {out}"
@@ -922,8 +904,7 @@ fn several_agents_are_wired_and_restored_and_hermes_never_blocks() {
             .env_remove("QWEN_HOME")
             .args(args);
         let started = std::time::Instant::now();
-        let out = cmd.assert().success().get_output().stdout.clone();
-        (String::from_utf8(out).unwrap(), started.elapsed())
+        (stdout_of(cmd.assert()), started.elapsed())
     };
 
     let (out, took) = run(&["start"]);
@@ -1045,16 +1026,14 @@ fn several_agents_are_wired_and_restored_and_hermes_never_blocks() {
 }
 
 fn json_of_env(home: &Path, user: &Path, path: &str, args: &[&str]) -> serde_json::Value {
-    let out = metaclaw(home)
-        .env("HOME", user)
-        .env("PATH", path)
-        .args(args)
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    serde_json::from_slice(&out).unwrap()
+    let out = stdout_of(
+        metaclaw(home)
+            .env("HOME", user)
+            .env("PATH", path)
+            .args(args)
+            .assert(),
+    );
+    serde_json::from_str(&out).unwrap()
 }
 
 #[test]
