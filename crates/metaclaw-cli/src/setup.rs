@@ -4,7 +4,7 @@ use std::io::IsTerminal;
 
 use anyhow::{Context, Result, bail};
 use dialoguer::{Input, MultiSelect, Password, Select};
-use metaclaw_config::{Document, Home};
+use metaclaw_config::{ClawTypes, Document, Home};
 use serde_json::{Value, json};
 
 use crate::cli::{ModeArg, SetupArgs};
@@ -31,7 +31,7 @@ pub fn run(home: &Home, args: SetupArgs) -> Result<()> {
     let agents_given = args.agents.is_some();
     let agents_chosen = doc.get("claw_type").is_some() || agents_given;
     let answers = if interactive {
-        ask(&doc, args, &detected)?
+        ask(&doc, args, &detected, &loaded.config.claw_type)?
     } else {
         from_flags(&doc, args)?
     };
@@ -221,7 +221,12 @@ fn mode_from_str(s: &str) -> Option<ModeArg> {
     MODES.into_iter().find(|m| m.as_str() == s)
 }
 
-fn ask(doc: &Document, args: SetupArgs, detected: &[DetectedAgent]) -> Result<Answers> {
+fn ask(
+    doc: &Document,
+    args: SetupArgs,
+    detected: &[DetectedAgent],
+    configured: &ClawTypes,
+) -> Result<Answers> {
     say("MetaClaw setup. Press Enter to keep the value in brackets.");
     let provider = match args.provider {
         Some(p) => preset_arg(&p)?,
@@ -331,7 +336,7 @@ fn ask(doc: &Document, args: SetupArgs, detected: &[DetectedAgent]) -> Result<An
     };
     let agents = match args.agents {
         Some(a) => Some(a),
-        None => ask_agents(doc, detected)?,
+        None => ask_agents(doc, detected, configured)?,
     };
     Ok(Answers {
         provider,
@@ -347,19 +352,22 @@ fn ask(doc: &Document, args: SetupArgs, detected: &[DetectedAgent]) -> Result<An
 
 /// Which of the agents found on this machine `start` should wire: those already configured
 /// stay ticked, and on a first setup every one found is. Nothing to ask when none is found.
-fn ask_agents(doc: &Document, detected: &[DetectedAgent]) -> Result<Option<String>> {
+fn ask_agents(
+    doc: &Document,
+    detected: &[DetectedAgent],
+    configured: &ClawTypes,
+) -> Result<Option<String>> {
     if detected.is_empty() {
         return Ok(None);
     }
     let stored = doc.get("claw_type").is_some();
-    let (current, _) = metaclaw_config::validate(doc)?;
     let labels: Vec<String> = detected
         .iter()
         .map(|a| format!("{} ({})", a.name, a.found))
         .collect();
     let ticked: Vec<bool> = detected
         .iter()
-        .map(|a| !stored || current.claw_type.contains(a.claw))
+        .map(|a| !stored || configured.contains(a.claw))
         .collect();
     let chosen = MultiSelect::new()
         .with_prompt("Agents that use MetaClaw (space toggles, Enter accepts)")
@@ -367,8 +375,7 @@ fn ask_agents(doc: &Document, detected: &[DetectedAgent]) -> Result<Option<Strin
         .defaults(&ticked)
         .interact()?;
     // Agents the user configured that are not installed now stay; the default does not.
-    let mut agents: Vec<String> = current
-        .claw_type
+    let mut agents: Vec<String> = configured
         .agents()
         .filter(|c| stored && !detected.iter().any(|a| a.claw == *c))
         .map(|c| c.to_string())
