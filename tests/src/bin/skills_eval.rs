@@ -144,45 +144,23 @@ async fn main() -> Result<()> {
     // reported: the development sets (short name for `--everyday`, title), then the blind
     // held-out set, which `--everyday` never reads. Each when present.
     let mut development = Vec::new();
-    for (file, name, title) in [
-        (
-            "heldout_independent.jsonl",
-            "independent",
-            "independent held-out (heldout_independent.jsonl)",
-        ),
-        (
-            "heldout_blind.jsonl",
-            "first blind",
-            "first blind held-out, now a development set (heldout_blind.jsonl)",
-        ),
-        (
-            "heldout_blind2.jsonl",
-            "second blind",
-            "second blind held-out, now a development set (heldout_blind2.jsonl)",
-        ),
-        (
-            "heldout_blind3.jsonl",
-            "third blind",
-            "third blind held-out, now a development set (heldout_blind3.jsonl)",
-        ),
-        (
-            "heldout_blind4.jsonl",
-            "fourth blind",
-            "fourth blind held-out, now a development set (heldout_blind4.jsonl)",
-        ),
-        (
-            "heldout_blind5.jsonl",
-            "fifth blind",
-            "fifth blind held-out, now a development set (heldout_blind5.jsonl)",
-        ),
-        (
-            "heldout_blind6.jsonl",
-            "sixth blind",
-            "sixth blind held-out, now a development set (heldout_blind6.jsonl)",
-        ),
+    for (file, name) in [
+        ("heldout_independent.jsonl", "independent"),
+        ("heldout_blind.jsonl", "first blind"),
+        ("heldout_blind2.jsonl", "second blind"),
+        ("heldout_blind3.jsonl", "third blind"),
+        ("heldout_blind4.jsonl", "fourth blind"),
+        ("heldout_blind5.jsonl", "fifth blind"),
+        ("heldout_blind6.jsonl", "sixth blind"),
     ] {
         if let Some(cases) = optional(file)? {
-            development.push((name, title, cases));
+            // A blind set, once read, is a development set from then on.
+            let now = if file.starts_with("heldout_blind") {
+                ", now a development set"
+            } else {
+                ""
+            };
+            development.push((name, format!("{name} held-out{now} ({file})"), cases));
         }
     }
     let blind = optional(BLIND)?;
@@ -215,7 +193,7 @@ async fn main() -> Result<()> {
     let blind_title = format!("blind held-out ({BLIND})");
     let held_out = development
         .iter()
-        .map(|(_, title, cases)| (*title, cases))
+        .map(|(_, title, cases)| (title.as_str(), cases))
         .chain(blind.iter().map(|cases| (blind_title.as_str(), cases)));
     for (title, cases) in held_out.filter(|_| !tune_only) {
         let got = run(&lib, cases, &cfg, None).await?;
@@ -435,7 +413,7 @@ async fn everyday_comparison(
     cfg: &RetrievalConfig,
     tuning: &[Case],
     own: &[Case],
-    development: &[(&str, &str, Vec<Case>)],
+    development: &[(&str, String, Vec<Case>)],
     grid: &Grid,
 ) -> Result<()> {
     let half = |parity: usize| -> Vec<Case> {
